@@ -1,0 +1,1 @@
+/* placeholder: the provider entry point is being written */

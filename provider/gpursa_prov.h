@@ -1,0 +1,119 @@
+/*
+ * gpursa provider: shared declarations of the OpenSSL-facing layer.
+ * One prefix (gpursa_), one raise macro, one key struct of our own.
+ */
+#ifndef GPURSA_PROV_H
+#define GPURSA_PROV_H
+
+#include <stddef.h>
+#include <openssl/core.h>
+#include <openssl/core_dispatch.h>
+#include <openssl/core_names.h>
+#include <openssl/params.h>
+#include <openssl/bn.h>
+#include <openssl/evp.h>
+#include "queue/gpursa_queue.h"
+
+#define GPURSA_PROV_NAME "gpursa"
+#define GPURSA_PROPQ_FALLBACK "provider!=gpursa"
+
+/* Reason codes; strings in gpursa_err.c. */
+enum {
+    GPURSA_R_INTERNAL = 1,
+    GPURSA_R_MALLOC,
+    GPURSA_R_BAD_CONFIG,
+    GPURSA_R_MISSING_KEY_PART,
+    GPURSA_R_BAD_KEY,
+    GPURSA_R_KEY_TOO_SMALL,
+    GPURSA_R_KEY_TOO_LARGE,
+    GPURSA_R_EVEN_MODULUS,
+    GPURSA_R_INPUT_TOO_LARGE,     /* input >= n */
+    GPURSA_R_WRONG_INPUT_LENGTH,
+    GPURSA_R_OUTPUT_TOO_SMALL,
+    GPURSA_R_BAD_PADDING_MODE,
+    GPURSA_R_BAD_DIGEST,
+    GPURSA_R_BAD_SALT_LENGTH,
+    GPURSA_R_BAD_PARAMETER,
+    GPURSA_R_DECRYPT_FAILED,      /* padding check failed (constant time) */
+    GPURSA_R_PRIVATE_OP_FAILED,
+    GPURSA_R_FALLBACK_FAILED,     /* the default provider refused */
+    GPURSA_R_NOT_PRIVATE_KEY,
+    GPURSA_R_OPERATION_NOT_SUPPORTED,
+    GPURSA_R_GPU_ERROR,
+    GPURSA_R_BAD_TLS_VERSION,
+    GPURSA_R_MAX_
+};
+
+typedef struct gpursa_prov_ctx GPURSA_PROV_CTX;
+
+/* The provider context: one per loaded instance of the provider. */
+struct gpursa_prov_ctx {
+    const OSSL_CORE_HANDLE *handle;
+    OSSL_LIB_CTX *libctx;          /* child of the application's libctx */
+    gpursa_config config;
+    gpursa_stats stats;
+    gpursa_queue *queue;           /* NULL while backend=cpu or before first use */
+    /* core error functions, captured at init */
+    OSSL_FUNC_core_new_error_fn *core_new_error;
+    OSSL_FUNC_core_set_error_debug_fn *core_set_error_debug;
+    OSSL_FUNC_core_vset_error_fn *core_vset_error;
+};
+
+/* Raise an OpenSSL error with a gpursa reason; extra printf-style detail optional. */
+void gpursa_raise(const GPURSA_PROV_CTX *ctx, const char *file, int line,
+                  const char *func, int reason, const char *fmt, ...);
+#define GPURSA_RAISE(ctx, reason) \
+    gpursa_raise((ctx), OPENSSL_FILE, OPENSSL_LINE, OPENSSL_FUNC, (reason), NULL)
+#define GPURSA_RAISE_MSG(ctx, reason, ...) \
+    gpursa_raise((ctx), OPENSSL_FILE, OPENSSL_LINE, OPENSSL_FUNC, (reason), __VA_ARGS__)
+const OSSL_ITEM *gpursa_reason_strings(void);
+
+/* Log at a level (0 error .. 3 debug) to stderr when config.log_level allows.
+ * Never pass key material or plaintexts. */
+void gpursa_log(const GPURSA_PROV_CTX *ctx, int level, const char *fmt, ...);
+
+/*
+ * Our own RSA key. Two-prime keys may go to the GPU; multi-prime keys and
+ * anything else stay on the fallback. Private parts are wiped on free.
+ */
+typedef struct gpursa_key {
+    GPURSA_PROV_CTX *provctx;
+    BIGNUM *n, *e, *d;             /* d may be NULL for public keys */
+    BIGNUM *p, *q, *dp, *dq, *qinv;/* NULL unless a CRT private key */
+    int nprimes;                   /* 2 normally; >2 multi-prime (fallback only) */
+    EVP_PKEY *fallback;            /* the same key in the fallback libctx (default provider) */
+    gpursa_queue_key *qkey;        /* the queue's handle (GPU copies), NULL if none */
+    void *lock;                    /* CRYPTO_RWLOCK guarding lazy fields */
+} GPURSA_KEY;
+
+GPURSA_KEY *gpursa_key_new(GPURSA_PROV_CTX *provctx);
+void gpursa_key_free(GPURSA_KEY *key);
+int gpursa_key_is_private(const GPURSA_KEY *key);
+int gpursa_key_bits(const GPURSA_KEY *key);
+int gpursa_key_size(const GPURSA_KEY *key);   /* modulus bytes */
+/* The key in the fallback library context, built on first use (not up-ref'd). */
+EVP_PKEY *gpursa_key_fallback(GPURSA_KEY *key);
+
+/*
+ * The seam: every raw RSA private-key operation goes through here.
+ * out = in^d mod n, blinded; in and out are exactly gpursa_key_size(key) bytes
+ * big-endian; in must be < n (checked: error, not a wrong answer).
+ * Returns 1 on success, 0 with an OpenSSL error raised.
+ */
+int gpursa_rsa_private_raw(GPURSA_KEY *key, const unsigned char *in,
+                           unsigned char *out, size_t len);
+
+/* The CPU fallback for the same operation (default provider, blinded);
+ * matches gpursa_cpu_private_fn with arg = GPURSA_KEY *. */
+int gpursa_fallback_private_raw(void *key, const unsigned char *in,
+                                unsigned char *out, size_t len);
+
+/* A context for a delegated operation on the key in the fallback libctx. */
+EVP_PKEY_CTX *gpursa_fallback_pkey_ctx(GPURSA_KEY *key);
+
+/* Dispatch tables. */
+extern const OSSL_DISPATCH gpursa_rsa_keymgmt_functions[];
+extern const OSSL_DISPATCH gpursa_rsa_signature_functions[];
+extern const OSSL_DISPATCH gpursa_rsa_asym_cipher_functions[];
+
+#endif /* GPURSA_PROV_H */

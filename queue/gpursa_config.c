@@ -1,0 +1,16 @@
+/* Defaults of the configuration keys (DESIGN.md: Configuration). */
+#include <string.h>
+#include "queue/gpursa_queue.h"
+
+void gpursa_config_defaults(gpursa_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->backend = GPURSA_CFG_BACKEND_AUTO;
+    strcpy(cfg->devices, "all");
+    cfg->max_batch = 8192;
+    cfg->min_gpu_batch = -1;      /* measured at start-up */
+    cfg->max_wait_us = 2000;
+    cfg->max_inflight = 65536;
+    cfg->log_level = 1;
+    cfg->variant = GPURSA_VARIANT_AUTO;
+}
