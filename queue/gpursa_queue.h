@@ -60,6 +60,61 @@ typedef struct gpursa_queue_key gpursa_queue_key;
 typedef int (*gpursa_cpu_private_fn)(void *arg, const unsigned char *in,
                                      unsigned char *out, size_t len);
 
+/*
+ * The queue. Creating it is cheap and opens nothing: the backend, devices and
+ * threads start on the first gpursa_queue_private() of a process (and again
+ * in a child after fork(), which never inherits the parent's dispatcher).
+ *
+ * ops: NULL picks the backend from cfg->backend (host, cuda, auto = cuda);
+ * tests pass their own. Returns 1 and sets *out, or 0 on failure. With
+ * backend=cpu (or auto/cuda when CUDA is not built) it returns 1 and sets
+ * *out = NULL: the caller then uses its CPU path directly. stats must outlive
+ * the queue; it is updated with relaxed atomics.
+ */
+int gpursa_queue_new(const gpursa_config *cfg, gpursa_stats *stats,
+                     const gpursa_gpu_backend_ops *ops, gpursa_queue **out);
+/* Stops the threads, frees the GPU keys of live queue keys, closes devices.
+ * No operation may be running. Queue keys must be freed before (or are
+ * orphaned: their later free only wipes host memory). NULL is a no-op. */
+void gpursa_queue_free(gpursa_queue *q);
+
+/*
+ * A key as the queue sees it: a copy of the two-prime material (wiped on
+ * free), the CPU path for it, and per device the uploaded GPU key (uploaded
+ * on first use on that device). Keys the GPU path does not take
+ * (gpursa_gpu_key_supported() == 0) are accepted and always use cpu().
+ * cpu(cpu_arg, ...) must be callable from any thread for as long as the
+ * queue key lives. Returns 1 and sets *out, 0 on failure.
+ */
+int gpursa_queue_key_new(gpursa_queue *q, const gpursa_rsa_key_material *km,
+                         gpursa_cpu_private_fn cpu, void *cpu_arg,
+                         gpursa_queue_key **out);
+void gpursa_queue_key_free(gpursa_queue_key *qk);
+/* Modulus bits the GPU path takes for this key, 0 when it always uses the CPU. */
+int gpursa_queue_key_gpu_bits(const gpursa_queue_key *qk);
+
+/*
+ * One raw private operation: out = in^d mod n, len = modulus bytes, in < n
+ * (the caller checks). Blocking callers wait (or compute inline on the CPU
+ * when no batch would form in time); callers inside an OpenSSL ASYNC job
+ * pause and are resumed through their wait context. in and out may be the
+ * same buffer. Returns 1 on success, 0 on failure (no partial result).
+ * Errors the CPU path raises on a worker thread stay on that thread.
+ */
+int gpursa_queue_private(gpursa_queue *q, gpursa_queue_key *qk,
+                         const unsigned char *in, unsigned char *out, size_t len);
+
+/* Observability, for provider parameters and tests. */
+/* The batch size below which batches of that modulus size run on the CPU:
+ * the configured value, or the measured one; -1 while not measured yet;
+ * INT_MAX when the GPU never wins. */
+int gpursa_queue_min_gpu_batch(gpursa_queue *q, int modulus_bits);
+/* Requests queued or running now in this process. */
+unsigned gpursa_queue_inflight(gpursa_queue *q);
+/* Number of devices the running dispatcher uses (0 before the first operation
+ * or when none opened). */
+int gpursa_queue_devices(gpursa_queue *q);
+
 #ifdef __cplusplus
 }
 #endif
