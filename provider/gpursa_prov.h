@@ -10,6 +10,7 @@
 #include <openssl/core_dispatch.h>
 #include <openssl/core_names.h>
 #include <openssl/params.h>
+#include <openssl/param_build.h>
 #include <openssl/bn.h>
 #include <openssl/evp.h>
 #include "queue/gpursa_queue.h"
@@ -57,7 +58,26 @@ struct gpursa_prov_ctx {
     OSSL_FUNC_core_new_error_fn *core_new_error;
     OSSL_FUNC_core_set_error_debug_fn *core_set_error_debug;
     OSSL_FUNC_core_vset_error_fn *core_vset_error;
+    OSSL_FUNC_core_get_params_fn *core_get_params;
+    /* "default" loaded into libctx by us when the application had not loaded it */
+    OSSL_PROVIDER *fallback_default;
+    void *fallback_lock;           /* CRYPTO_RWLOCK for fallback_ready/fallback_default */
+    int fallback_ready;            /* RSA is fetchable from libctx without gpursa */
 };
+
+/* Make sure the fallback libctx can do RSA without gpursa (loads "default" into
+ * it when the application did not). 1 ok, 0 with an error raised. */
+int gpursa_prov_fallback_ready(GPURSA_PROV_CTX *ctx);
+
+/* Configuration: fill cfg from the provider's openssl.cnf section (through
+ * core get_params) and GPURSA_<NAME> environment variables, on top of the
+ * defaults. 0 with an error raised when a value is invalid. */
+int gpursa_config_load(GPURSA_PROV_CTX *ctx, gpursa_config *cfg);
+/* Parse one key's value (as read from the cnf or the environment); 0 with an
+ * error naming the key and value when it is invalid or the key unknown. */
+int gpursa_config_set(GPURSA_PROV_CTX *ctx, gpursa_config *cfg,
+                      const char *key, const char *value, const char *origin);
+const char *gpursa_config_backend_name(gpursa_cfg_backend b);
 
 /* Raise an OpenSSL error with a gpursa reason; extra printf-style detail optional. */
 void gpursa_raise(const GPURSA_PROV_CTX *ctx, const char *file, int line,
@@ -76,6 +96,8 @@ void gpursa_log(const GPURSA_PROV_CTX *ctx, int level, const char *fmt, ...);
  * Our own RSA key. Two-prime keys may go to the GPU; multi-prime keys and
  * anything else stay on the fallback. Private parts are wiped on free.
  */
+#define GPURSA_MAX_PRIMES 5        /* as OpenSSL's RSA_MAX_PRIME_NUM */
+
 typedef struct gpursa_key {
     GPURSA_PROV_CTX *provctx;
     BIGNUM *n, *e, *d;             /* d may be NULL for public keys */
@@ -84,6 +106,10 @@ typedef struct gpursa_key {
     EVP_PKEY *fallback;            /* the same key in the fallback libctx (default provider) */
     gpursa_queue_key *qkey;        /* the queue's handle (GPU copies), NULL if none */
     void *lock;                    /* CRYPTO_RWLOCK guarding lazy fields */
+    /* primes 3..nprimes of a multi-prime key: r_i, d_i, t_i */
+    BIGNUM *mp_prime[GPURSA_MAX_PRIMES - 2];
+    BIGNUM *mp_exp[GPURSA_MAX_PRIMES - 2];
+    BIGNUM *mp_coeff[GPURSA_MAX_PRIMES - 2];
 } GPURSA_KEY;
 
 GPURSA_KEY *gpursa_key_new(GPURSA_PROV_CTX *provctx);
@@ -93,6 +119,17 @@ int gpursa_key_bits(const GPURSA_KEY *key);
 int gpursa_key_size(const GPURSA_KEY *key);   /* modulus bytes */
 /* The key in the fallback library context, built on first use (not up-ref'd). */
 EVP_PKEY *gpursa_key_fallback(GPURSA_KEY *key);
+/* 1 when the key may go to the GPU path: two-prime with full CRT parts. */
+int gpursa_key_is_crt2(const GPURSA_KEY *key);
+/* Load key parts from params (selection as in keymgmt import); checks the
+ * key (modulus odd, size 512..16384 bits, e odd >= 3, all parts present,
+ * product of primes == n). 0 with a gpursa error raised. */
+int gpursa_key_fromdata(GPURSA_KEY *key, int selection, const OSSL_PARAM params[]);
+/* Push the parts selection asks for (n, e, d, factors, exponents,
+ * coefficients) to bld. */
+int gpursa_key_todata(const GPURSA_KEY *key, int selection, OSSL_PARAM_BLD *bld);
+/* A copy of the parts selection asks for. */
+GPURSA_KEY *gpursa_key_dup(const GPURSA_KEY *key, int selection);
 
 /*
  * The seam: every raw RSA private-key operation goes through here.
