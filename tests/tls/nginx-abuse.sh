@@ -1,0 +1,6 @@
+#!/bin/bash
+# nginx with gpursa survives clients that hang up mid-handshake or send garbage, and leaks
+# no fds or memory over many handshakes (thresholds in common.sh).
+. "${srcdir:-$(dirname "$0")}/common.sh"
+tls_setup nginx
+tls_test_abuse_and_leaks

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Misbehaving TLS clients for the server tests: hang up mid-handshake, reset, send garbage.
+
+Usage: tls-abuse.py PORT [ROUNDS [THREADS]]
+       tls-abuse.py PORT stall CONNECTIONS SECONDS
+
+
+Each round runs every case below once over TLS 1.2 and once over TLS 1.3 ClientHellos,
+from THREADS threads at a time, so the server sees many handshakes abandoned while its
+signatures are queued. The server may answer anything or close; what must not happen is
+a refused connection (the server died) or a connection the server never closes. Exits 1
+with a message when that happens, 0 otherwise.
+
+"stall" opens CONNECTIONS connections that each send a ClientHello and then neither read
+nor answer for SECONDS: handshakes the server holds open (a stop must not wait forever).
+"""
+import os
+import random
+import socket
+import ssl
+import struct
+import sys
+import threading
+import time
+
+HOST = "127.0.0.1"
+TIMEOUT = 10.0  # longer than any server-side handshake must take on loopback
+
+
+class ServerGone(Exception):
+    pass
+
+
+def client_hello(version):
+    """A fresh ClientHello (random, key share) as the first flight a real client sends."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.minimum_version = version
+    ctx.maximum_version = version
+    ctx.set_alpn_protocols(["h2", "http/1.1"])
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = ctx.wrap_bio(incoming, outgoing, server_hostname="localhost")
+    try:
+        tls.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    return outgoing.read()
+
+
+def connect(port):
+    try:
+        s = socket.create_connection((HOST, port), timeout=TIMEOUT)
+    except ConnectionRefusedError as e:
+        raise ServerGone("connection refused: %s" % e)
+    return s
+
+
+def reset_close(s):
+    """Close with RST instead of FIN (SO_LINGER 0)."""
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()
+
+
+def read_some(s):
+    """Wait for the server's first bytes (its flight with the signature) or its close."""
+    try:
+        return s.recv(65536)
+    except ConnectionResetError:
+        return b""
+    except socket.timeout:
+        raise ServerGone("no answer to a ClientHello within %.0f s" % TIMEOUT)
+
+
+def drain_until_closed(s):
+    """The server must close a connection that sent garbage (or answer and close)."""
+    while True:
+        try:
+            data = s.recv(65536)
+        except ConnectionResetError:
+            return
+        except socket.timeout:
+            raise ServerGone("server kept a garbage connection open for %.0f s" % TIMEOUT)
+        if not data:
+            return
+
+
+def case_connect_close(port, hello):
+    connect(port).close()
+
+
+def case_partial_hello(port, hello):
+    s = connect(port)
+    s.sendall(hello[: random.randint(1, len(hello) - 1)])
+    s.close()
+
+
+def case_hello_close(port, hello):
+    s = connect(port)
+    s.sendall(hello)
+    s.close()
+
+
+def case_hello_reset(port, hello):
+    s = connect(port)
+    s.sendall(hello)
+    reset_close(s)
+
+
+def case_hello_read_close(port, hello):
+    s = connect(port)
+    s.sendall(hello)
+    read_some(s)
+    s.close()
+
+
+def send_expect_close(port, *chunks):
+    """Send chunks the server must reject; it may answer, but then it must close."""
+    s = connect(port)
+    try:
+        for chunk in chunks:
+            s.sendall(chunk)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    drain_until_closed(s)
+    s.close()
+
+
+def case_hello_then_garbage(port, hello):
+    send_expect_close(port, hello, os.urandom(random.randint(1, 4096)))
+
+
+def case_garbage(port, hello):
+    send_expect_close(port, os.urandom(random.randint(1, 16384)))
+
+
+def case_garbage_record(port, hello):
+    """A handshake record header announcing a random length, then random bytes."""
+    body = os.urandom(random.randint(1, 2048))
+    send_expect_close(port, bytes([0x16, 0x03, 0x01]) + struct.pack(">H", len(body)) + body)
+
+
+CASES = [case_connect_close, case_partial_hello, case_hello_close, case_hello_reset,
+         case_hello_read_close, case_hello_then_garbage, case_garbage, case_garbage_record]
+VERSIONS = [ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3]
+
+
+def stall(port, nconn, seconds):
+    conns = []
+    for i in range(nconn):
+        s = connect(port)
+        s.sendall(client_hello(VERSIONS[i % 2]))
+        conns.append(s)
+    print("tls-abuse: %d stalled handshakes" % nconn, flush=True)
+    time.sleep(seconds)
+    for s in conns:
+        s.close()
+    return 0
+
+
+def main():
+    port = int(sys.argv[1])
+    if len(sys.argv) == 5 and sys.argv[2] == "stall":
+        return stall(port, int(sys.argv[3]), float(sys.argv[4]))
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    nthreads = int(sys.argv[3]) if len(sys.argv) > 3 else 8
+    jobs = [(case, version) for _ in range(rounds) for case in CASES for version in VERSIONS]
+    random.shuffle(jobs)
+    lock = threading.Lock()
+    failures = []
+    done = {}
+
+    def worker():
+        while True:
+            with lock:
+                if not jobs or failures:
+                    return
+                case, version = jobs.pop()
+            try:
+                case(port, client_hello(version))
+            except ServerGone as e:
+                with lock:
+                    failures.append("%s (%s): %s" % (case.__name__, version.name, e))
+                return
+            except OSError:
+                pass  # resets and broken pipes are the server's right
+            with lock:
+                done[case.__name__] = done.get(case.__name__, 0) + 1
+
+    threads = [threading.Thread(target=worker) for _ in range(nthreads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    print("tls-abuse: " + " ".join("%s=%d" % kv for kv in sorted(done.items())))
+    if failures:
+        print("tls-abuse: FAILED: " + failures[0], file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
