@@ -435,9 +435,13 @@ static const OSSL_PARAM *sig_settable_ctx_params(void *vctx, void *provctx)
     return ctx != NULL && !ctx->allow_md ? sig_settable_no_digest : sig_settable;
 }
 
-/* The salt length a signature made now would carry. */
+/* The salt length a signature made now would carry; an explicit length is
+ * reported as set, as the default provider does, even where signing with it
+ * would fail. */
 static int sig_effective_saltlen(GPURSA_SIG_CTX *ctx)
 {
+    if (ctx->saltlen >= 0)
+        return ctx->saltlen;
     if (ctx->md.md == NULL) {
         GPURSA_RAISE(ctx->provctx, GPURSA_R_BAD_DIGEST);
         return -1;

@@ -216,7 +216,7 @@ int gpursa_emsa_pkcs1_encode(const GPURSA_PROV_CTX *provctx,
     /* 00 01 PS(>= 8 x FF) 00 T */
     if (emlen < 11 || tlen > emlen - 11) {
         if (smd != NULL)
-            GPURSA_RAISE_MSG(provctx, GPURSA_R_KEY_TOO_SMALL,
+            GPURSA_RAISE_MSG(provctx, GPURSA_R_BAD_DIGEST,
                              "a %zu-byte %s signature block does not fit a "
                              "%zu-byte key", tlen, smd->name, emlen);
         else
@@ -258,7 +258,7 @@ int gpursa_pss_saltlen(const GPURSA_PROV_CTX *provctx, int saltlen,
     }
     emlen = pss_emlen(modbits);
     if (emlen < hlen + 2) {
-        GPURSA_RAISE_MSG(provctx, GPURSA_R_KEY_TOO_SMALL,
+        GPURSA_RAISE_MSG(provctx, GPURSA_R_BAD_DIGEST,
                          "a %zu-byte digest does not fit PSS with a %d-bit key",
                          hlen, modbits);
         return -1;
