@@ -257,8 +257,11 @@ static int enc_push_params(GPURSA_ENC_CTX *ctx)
         if (ctx->mgf1.md != NULL && ctx->mgf1.props[0] != '\0')
             *p++ = OSSL_PARAM_construct_utf8_string(OSSL_ASYM_CIPHER_PARAM_MGF1_DIGEST_PROPS,
                                                     ctx->mgf1.props, 0);
+        /* An empty label still has to replace an earlier one, and a NULL
+         * buffer is refused, so it points at an empty string. */
         *p++ = OSSL_PARAM_construct_octet_string(OSSL_ASYM_CIPHER_PARAM_OAEP_LABEL,
-                                                 ctx->label, ctx->labellen);
+                                                 ctx->label != NULL ? ctx->label
+                                                 : (unsigned char *)"", ctx->labellen);
     }
     *p = OSSL_PARAM_construct_end();
     if (EVP_PKEY_CTX_set_params(ctx->delegate, params) <= 0) {
