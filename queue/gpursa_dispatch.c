@@ -1,0 +1,772 @@
+/*
+ * Per device: a dispatcher thread that decides when a batch flushes (full,
+ * or its oldest request reached max_wait_us) and where it goes (a runner if
+ * it reaches the crossover, the CPU workers if not), and a few runner
+ * threads, each owning one reusable gpu batch per modulus size and staging
+ * buffers. A runner blinds, submits, waits and completes its batch; with
+ * several runners, consecutive batches overlap on the device.
+ *
+ * Failures: a batch that fails to launch, copy or wait completes every
+ * request on the CPU workers; device loss (or three failures in a row)
+ * takes the device down, and the dispatcher reopens it with exponential
+ * back-off once no runner uses it. FAULT items are recomputed on the CPU.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include "queue/gpursa_queue_int.h"
+
+#define GPURSA_BACKOFF_MIN_MS 10u
+#define GPURSA_BACKOFF_MAX_MS 5000u
+#define GPURSA_ERRORS_BEFORE_DOWN 3
+
+static const int gpursa_class_bits[GPURSA_NCLASS] = { 1024, 2048, 3072, 4096 };
+
+static const gpursa_gpu_backend_ops *gpursa_dev_ops(const gpursa_dev *d)
+{
+    return d->rt->q->ops;
+}
+
+static void gpursa_abs_deadline(struct timespec *ts, uint64_t ns)
+{
+    ts->tv_sec = (time_t)(ns / 1000000000u);
+    ts->tv_nsec = (long)(ns % 1000000000u);
+}
+
+/* ---- keys on the device ------------------------------------------------ */
+
+/* The key's GPU copy on this device, uploaded on first use. NULL with
+ * *unsupported set when the backend refuses the key, NULL alone on error. */
+static gpursa_gpu_key *gpursa_dev_key(gpursa_dev *d, gpursa_queue_key *qk, int *unsupported)
+{
+    gpursa_qkey_dev *e = &qk->dev[d->slot_no];
+    gpursa_gpu_key *gk = NULL;
+
+    *unsupported = 0;
+    pthread_mutex_lock(&d->key_mu);
+    if (e->rt == d->rt) {
+        gk = e->gk;
+        *unsupported = e->unsupported;
+    } else {
+        int rc = gpursa_dev_ops(d)->key_upload(d->gd, &qk->km, &gk);
+
+        if (rc == GPURSA_GPU_OK) {
+            e->rt = d->rt;
+            e->gk = gk;
+            e->unsupported = 0;
+        } else {
+            gk = NULL;
+            if (rc == GPURSA_GPU_ERR_UNSUPPORTED || rc == GPURSA_GPU_ERR_INVALID) {
+                e->rt = d->rt;
+                e->gk = NULL;
+                e->unsupported = 1;
+                *unsupported = 1;
+            }
+        }
+    }
+    pthread_mutex_unlock(&d->key_mu);
+    return gk;
+}
+
+void gpursa_dev_forget_key(gpursa_dev *d, gpursa_queue_key *qk)
+{
+    gpursa_qkey_dev *e = &qk->dev[d->slot_no];
+
+    pthread_mutex_lock(&d->key_mu);
+    if (e->rt == d->rt && e->gk != NULL && d->gd != NULL)
+        gpursa_dev_ops(d)->key_free(d->gd, e->gk);
+    e->rt = NULL;
+    e->gk = NULL;
+    e->unsupported = 0;
+    pthread_mutex_unlock(&d->key_mu);
+}
+
+static void gpursa_dev_forget_all_keys(gpursa_dev *d)
+{
+    pthread_mutex_lock(&gpursa_q_global_lock);
+    for (gpursa_queue_key *k = d->rt->q->keys; k != NULL; k = k->next)
+        gpursa_dev_forget_key(d, k);
+    pthread_mutex_unlock(&gpursa_q_global_lock);
+}
+
+/* ---- slots ----------------------------------------------------------- */
+
+static int gpursa_slot_reserve(gpursa_slot *s, size_t n)
+{
+    size_t max = s->dev->rt->q->cfg.max_batch, cap;
+    size_t kb = GPURSA_MAX_KEY_BYTES;
+    void *p;
+
+    if (n <= s->cap)
+        return 1;
+    cap = s->cap * 2 > n ? s->cap * 2 : n;
+    if (cap > max && n <= max)
+        cap = max;
+    /* Grows a few times at most over the runtime's life, never per batch. */
+#define GPURSA_GROW(field, size)                              \
+    do {                                                      \
+        if ((p = realloc(s->field, (size))) == NULL)          \
+            return 0;                                         \
+        s->field = p;                                         \
+    } while (0)
+    GPURSA_GROW(rv, cap * sizeof(*s->rv));
+    GPURSA_GROW(items, cap * sizeof(*s->items));
+    GPURSA_GROW(rbuf, cap * kb);
+    GPURSA_GROW(rinvbuf, cap * kb);
+    GPURSA_GROW(outbuf, cap * kb);
+    GPURSA_GROW(bn_r, cap * sizeof(*s->bn_r));
+    GPURSA_GROW(bn_a, cap * sizeof(*s->bn_a));
+#undef GPURSA_GROW
+    for (size_t i = s->cap; i < cap; i++) {
+        s->bn_r[i] = BN_new();
+        s->bn_a[i] = BN_new();
+        if (s->bn_r[i] == NULL || s->bn_a[i] == NULL) {
+            BN_free(s->bn_r[i]);
+            BN_free(s->bn_a[i]);
+            s->cap = i;
+            return 0;
+        }
+    }
+    s->cap = cap;
+    return 1;
+}
+
+static void gpursa_slot_free_batches(gpursa_slot *s)
+{
+    for (int c = 0; c < GPURSA_NCLASS; c++) {
+        if (s->batch[c] != NULL)
+            gpursa_dev_ops(s->dev)->batch_free(s->batch[c]);
+        s->batch[c] = NULL;
+    }
+}
+
+static void gpursa_slot_release(gpursa_slot *s)
+{
+    gpursa_slot_free_batches(s);
+    for (size_t i = 0; i < s->cap; i++) {
+        BN_clear_free(s->bn_r[i]);
+        BN_clear_free(s->bn_a[i]);
+    }
+    if (s->cap != 0) {
+        OPENSSL_cleanse(s->rbuf, s->cap * GPURSA_MAX_KEY_BYTES);
+        OPENSSL_cleanse(s->rinvbuf, s->cap * GPURSA_MAX_KEY_BYTES);
+        OPENSSL_cleanse(s->outbuf, s->cap * GPURSA_MAX_KEY_BYTES);
+    }
+    free(s->rv);
+    free(s->items);
+    free(s->rbuf);
+    free(s->rinvbuf);
+    free(s->outbuf);
+    free(s->bn_r);
+    free(s->bn_a);
+    BN_CTX_free(s->bnctx);
+    pthread_cond_destroy(&s->cond);
+}
+
+static gpursa_gpu_batch *gpursa_slot_batch(gpursa_slot *s, int cls)
+{
+    if (s->batch[cls] == NULL
+        && gpursa_dev_ops(s->dev)->batch_new(s->dev->gd, gpursa_class_bits[cls],
+                                             s->dev->rt->q->cfg.max_batch,
+                                             &s->batch[cls]) != GPURSA_GPU_OK)
+        s->batch[cls] = NULL;
+    return s->batch[cls];
+}
+
+/* Device failure bookkeeping: loss takes the device down at once, other
+ * errors after a few in a row. */
+static void gpursa_dev_failed(gpursa_dev *d, int rc)
+{
+    gpursa_queue *q = d->rt->q;
+
+    pthread_mutex_lock(&d->mu);
+    d->consecutive_errors++;
+    if (!d->down && (rc == GPURSA_GPU_ERR_LOST || rc == GPURSA_GPU_ERR_NODEV
+                     || d->consecutive_errors >= GPURSA_ERRORS_BEFORE_DOWN)) {
+        d->down = 1;
+        d->backoff_ms = d->backoff_ms == 0 ? GPURSA_BACKOFF_MIN_MS
+                        : d->backoff_ms * 2 > GPURSA_BACKOFF_MAX_MS ? GPURSA_BACKOFF_MAX_MS
+                        : d->backoff_ms * 2;
+        d->retry_at_ns = gpursa_now_ns() + (uint64_t)d->backoff_ms * 1000000u;
+        gpursa_log_q(q, 1, "device %d: %s; using the CPU, reopening in %u ms",
+                     d->index, gpursa_gpu_rc_string(rc), d->backoff_ms);
+        pthread_cond_signal(&d->cond);
+    }
+    pthread_mutex_unlock(&d->mu);
+}
+
+static double gpursa_time_batch(gpursa_slot *s, gpursa_gpu_batch *b, size_t n, int *ok)
+{
+    const gpursa_gpu_backend_ops *ops = gpursa_dev_ops(s->dev);
+    uint64_t t0 = gpursa_now_ns();
+
+    *ok = ops->batch_submit(b, s->items, n) == GPURSA_GPU_OK && ops->batch_wait(b) == GPURSA_GPU_OK;
+    for (size_t i = 0; *ok && i < n; i++)
+        *ok = s->items[i].status == GPURSA_ITEM_OK;
+    return (double)(gpursa_now_ns() - t0) * 1e-9;
+}
+
+/*
+ * min_gpu_batch = -1: time a few CPU operations and a batch of 1 and of L
+ * on this device with the first key of this size, fit batch time = a + b*n,
+ * and take the smallest n where a batch costs less per item than the CPU:
+ * n = a / (cpu - b). Runs once per size, in the runner that got the first
+ * batch; meanwhile other batches go to the device.
+ */
+static void gpursa_measure(gpursa_slot *s, gpursa_queue_key *qk)
+{
+    gpursa_dev *d = s->dev;
+    gpursa_queue *q = d->rt->q;
+    size_t len = qk->len, L = q->cfg.max_batch < 32 ? q->cfg.max_batch : 32;
+    int cls = s->cls, unsupported, ok = 0, result = 1;
+    double cpu = 1e9, t1 = 0, tl = 0, a, b;
+    unsigned char *in = NULL, *out = NULL;
+    gpursa_gpu_key *gk;
+    gpursa_gpu_batch *batch;
+
+    if (L < 2) {
+        ok = 1;                          /* no batch to compare: always the device */
+        goto end;
+    }
+    if ((gk = gpursa_dev_key(d, qk, &unsupported)) == NULL
+        || (batch = gpursa_slot_batch(s, cls)) == NULL
+        || !gpursa_slot_reserve(s, L)
+        || (in = malloc(L * len)) == NULL || (out = malloc(len)) == NULL)
+        goto end;
+    /* Random inputs below n: the blinding generator's r values. */
+    if (!gpursa_blind_batch(qk, L, s->bn_r, s->bn_a, in, s->rinvbuf, s->bnctx)
+        || !gpursa_blind_batch(qk, L, s->bn_r, s->bn_a, s->rbuf, s->rinvbuf, s->bnctx))
+        goto end;
+    for (int i = 0; i < 3; i++) {
+        uint64_t t0 = gpursa_now_ns();
+
+        if (!qk->cpu(qk->cpu_arg, in + (size_t)i * len, out, len))
+            goto end;
+        double t = (double)(gpursa_now_ns() - t0) * 1e-9;
+        if (t < cpu)
+            cpu = t;
+    }
+    ERR_clear_error();
+    for (size_t i = 0; i < L; i++) {
+        s->items[i].key = gk;
+        s->items[i].in = in + i * len;
+        s->items[i].r = s->rbuf + i * len;
+        s->items[i].rinv = s->rinvbuf + i * len;
+        s->items[i].out = s->outbuf + i * len;
+        s->items[i].status = GPURSA_ITEM_PENDING;
+    }
+    gpursa_time_batch(s, batch, 1, &ok);               /* warm-up */
+    if (ok)
+        t1 = gpursa_time_batch(s, batch, 1, &ok);
+    if (ok)
+        tl = gpursa_time_batch(s, batch, L, &ok);
+    if (!ok)
+        goto end;
+    b = (tl - t1) / (double)(L - 1);
+    if (b < 0)
+        b = 0;
+    a = t1 - b;
+    if (a < 0)
+        a = 0;
+    if (cpu > b) {
+        double n = ceil(a / (cpu - b));
+
+        result = n < 1 ? 1 : n > (double)q->cfg.max_batch ? INT_MAX : (int)n;
+    } else {
+        result = INT_MAX;
+    }
+    gpursa_log_q(q, 2, "device %d, %d-bit: CPU %.1f us/op, %s batch %.1f us + %.2f us/item: "
+                 "min_gpu_batch %d%s", d->index, gpursa_class_bits[cls], cpu * 1e6,
+                 q->ops->name, a * 1e6, b * 1e6, result == INT_MAX ? -1 : result,
+                 result == INT_MAX ? " (the device never wins: all on the CPU)" : "");
+end:
+    if (!ok)
+        gpursa_log_q(q, 1, "device %d, %d-bit: crossover measurement failed; "
+                     "min_gpu_batch 1", d->index, gpursa_class_bits[cls]);
+    if (in != NULL) {
+        OPENSSL_cleanse(in, L * len);
+        free(in);
+    }
+    if (out != NULL) {
+        OPENSSL_cleanse(out, len);
+        free(out);
+    }
+    if (s->cap >= L) {
+        OPENSSL_cleanse(s->rbuf, L * len);
+        OPENSSL_cleanse(s->rinvbuf, L * len);
+        OPENSSL_cleanse(s->outbuf, L * len);
+    }
+    atomic_store(&d->xover[cls], ok ? result : 1);
+}
+
+/* Moves the items of requests [from, to) into the CPU list (order kept). */
+static void gpursa_slot_to_cpu(gpursa_slot *s, size_t from, size_t to, gpursa_req_list *cpu)
+{
+    for (size_t i = from; i < to; i++)
+        gpursa_list_append(cpu, s->rv[i]);
+}
+
+/* Blinds the n gathered requests: same-key runs are made contiguous, then
+ * each run gets one batch inversion. Requests whose blinding failed move
+ * to cpu; returns the number of items left (compacted). */
+static size_t gpursa_slot_blind(gpursa_slot *s, size_t n, gpursa_req_list *cpu)
+{
+    size_t len = s->rv[0]->key->len, pos = 0, kept = 0;
+
+    while (pos < n) {
+        gpursa_queue_key *k = s->rv[pos]->key;
+        size_t end = pos + 1;
+
+        for (size_t j = end; j < n; j++) {
+            if (s->rv[j]->key == k) {
+                gpursa_req *tr = s->rv[end];
+                gpursa_gpu_item ti = s->items[end];
+
+                s->rv[end] = s->rv[j];
+                s->items[end] = s->items[j];
+                s->rv[j] = tr;
+                s->items[j] = ti;
+                end++;
+            }
+        }
+        if (gpursa_blind_batch(k, end - pos, s->bn_r + kept, s->bn_a + kept,
+                               s->rbuf + kept * len, s->rinvbuf + kept * len, s->bnctx)) {
+            for (size_t i = pos; i < end; i++, kept++) {
+                s->rv[kept] = s->rv[i];
+                s->items[kept] = s->items[i];
+            }
+        } else {
+            gpursa_slot_to_cpu(s, pos, end, cpu);
+        }
+        pos = end;
+    }
+    for (size_t i = 0; i < kept; i++) {
+        s->items[i].in = s->rv[i]->in;
+        s->items[i].r = s->rbuf + i * len;
+        s->items[i].rinv = s->rinvbuf + i * len;
+        s->items[i].out = s->outbuf + i * len;
+        s->items[i].status = GPURSA_ITEM_PENDING;
+    }
+    return kept;
+}
+
+static void gpursa_slot_run(gpursa_slot *s)
+{
+    gpursa_dev *d = s->dev;
+    gpursa_qrt *rt = d->rt;
+    gpursa_queue *q = rt->q;
+    gpursa_stats *st = q->stats;
+    const gpursa_gpu_backend_ops *ops = q->ops;
+    gpursa_req_list cpu = { 0 };
+    gpursa_gpu_batch *batch;
+    gpursa_queue_key *last_key = NULL;
+    gpursa_gpu_key *last_gk = NULL;
+    size_t n = 0, total = s->reqs.count, len;
+    int rc, unsupported = 0;
+
+    if (s->measure)
+        gpursa_measure(s, s->reqs.head->key);
+    if (!gpursa_slot_reserve(s, total) || (batch = gpursa_slot_batch(s, s->cls)) == NULL) {
+        atomic_fetch_add_explicit(&st->fb_gpu_error, total, memory_order_relaxed);
+        gpursa_cpu_pool_push(rt, &s->reqs);
+        return;
+    }
+    /* Gather, with each key's GPU copy (uploaded on first use). */
+    for (gpursa_req *r = s->reqs.head, *next; r != NULL; r = next) {
+        next = r->next;
+        if (r->key != last_key) {
+            last_key = r->key;
+            last_gk = gpursa_dev_key(d, r->key, &unsupported);
+        }
+        if (last_gk == NULL) {
+            atomic_fetch_add_explicit(unsupported ? &st->fb_unsupported_key : &st->fb_gpu_error,
+                                      1, memory_order_relaxed);
+            gpursa_list_append(&cpu, r);
+            continue;
+        }
+        s->rv[n] = r;
+        s->items[n].key = last_gk;
+        n++;
+    }
+    s->reqs.head = s->reqs.tail = NULL;
+    s->reqs.count = 0;
+    if (n == 0)
+        goto end;
+    len = s->rv[0]->key->len;
+    n = gpursa_slot_blind(s, n, &cpu);
+    if (n == 0)
+        goto end;
+
+    rc = ops->batch_submit(batch, s->items, n);
+    if (rc == GPURSA_GPU_OK)
+        rc = ops->batch_wait(batch);
+    if (rc != GPURSA_GPU_OK) {
+        atomic_fetch_add_explicit(&st->fb_gpu_error, n, memory_order_relaxed);
+        gpursa_slot_to_cpu(s, 0, n, &cpu);
+        gpursa_dev_failed(d, rc);
+        OPENSSL_cleanse(s->outbuf, n * len);
+        goto wipe;
+    }
+    pthread_mutex_lock(&d->mu);
+    d->consecutive_errors = 0;
+    d->backoff_ms = 0;
+    pthread_mutex_unlock(&d->mu);
+    atomic_fetch_add_explicit(&st->batches, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&st->batch_items, n, memory_order_relaxed);
+    {
+        size_t good = 0;
+
+        /* Counted before any caller can see its answer (and read the stats). */
+        for (size_t i = 0; i < n; i++)
+            good += s->items[i].status == GPURSA_ITEM_OK;
+        atomic_fetch_add_explicit(rt->counts_host ? &st->ops_host : &st->ops_gpu, good,
+                                  memory_order_relaxed);
+        for (size_t i = 0; i < n; i++) {
+            gpursa_req *r = s->rv[i];
+
+            if (s->items[i].status == GPURSA_ITEM_OK) {
+                memcpy(r->out, s->outbuf + i * len, len);
+                gpursa_req_complete(rt, r, 1);
+            } else {
+                /* Never released: recomputed on the CPU, here (rare). */
+                if (s->items[i].status == GPURSA_ITEM_FAULT)
+                    atomic_fetch_add_explicit(&st->faults, 1, memory_order_relaxed);
+                gpursa_req_cpu(rt, r);
+                ERR_clear_error();
+            }
+        }
+    }
+    OPENSSL_cleanse(s->outbuf, n * len);
+wipe:
+    OPENSSL_cleanse(s->rbuf, n * len);
+    OPENSSL_cleanse(s->rinvbuf, n * len);
+end:
+    gpursa_cpu_pool_push(rt, &cpu);
+}
+
+static void *gpursa_runner(void *arg)
+{
+    gpursa_slot *s = arg;
+    gpursa_dev *d = s->dev;
+
+    pthread_mutex_lock(&d->mu);
+    for (;;) {
+        while (!s->filled && !s->quit)
+            pthread_cond_wait(&s->cond, &d->mu);
+        if (!s->filled)
+            break;
+        pthread_mutex_unlock(&d->mu);
+        gpursa_slot_run(s);
+        pthread_mutex_lock(&d->mu);
+        s->filled = 0;
+        s->measure = 0;
+        d->busy--;
+        pthread_cond_signal(&d->cond);
+    }
+    pthread_mutex_unlock(&d->mu);
+    OPENSSL_thread_stop();
+    return NULL;
+}
+
+/* ---- dispatcher -------------------------------------------------------- */
+
+/* Takes up to max requests from the front of l into dst. */
+static void gpursa_list_take(gpursa_req_list *dst, gpursa_req_list *l, size_t max)
+{
+    if (l->count <= max) {
+        gpursa_list_splice(dst, l);
+        return;
+    }
+    for (size_t i = 0; i < max; i++) {
+        gpursa_req *r = l->head;
+
+        l->head = r->next;
+        l->count--;
+        gpursa_list_append(dst, r);
+    }
+}
+
+/* Flushes class c (d->mu held). Returns 0 when it needs a free runner. */
+static int gpursa_flush(gpursa_dev *d, int c)
+{
+    gpursa_req_list *l = &d->pend[c], out = { 0 };
+    gpursa_qrt *rt = d->rt;
+    gpursa_stats *st = rt->q->stats;
+    int xo = atomic_load(&d->xover[c]);
+    int threshold = xo >= 0 ? xo : 1;
+    gpursa_slot *s = NULL;
+
+    if (d->down) {
+        atomic_fetch_add_explicit(&st->fb_no_device, l->count, memory_order_relaxed);
+        gpursa_list_splice(&out, l);
+        gpursa_cpu_pool_push(rt, &out);
+        return 1;
+    }
+    if (l->count < (size_t)threshold) {
+        atomic_fetch_add_explicit(&st->fb_small_batch, l->count, memory_order_relaxed);
+        gpursa_list_splice(&out, l);
+        gpursa_cpu_pool_push(rt, &out);
+        return 1;
+    }
+    for (int i = 0; i < d->nslots; i++) {
+        if (!d->slots[i].filled) {
+            s = &d->slots[i];
+            break;
+        }
+    }
+    if (s == NULL)
+        return 0;
+    gpursa_list_take(&s->reqs, l, rt->q->cfg.max_batch);
+    if (l->head == NULL)
+        l->tail = NULL;
+    s->cls = c;
+    s->measure = xo == GPURSA_XOVER_UNMEASURED;
+    if (s->measure)
+        atomic_store(&d->xover[c], GPURSA_XOVER_MEASURING);
+    s->filled = 1;
+    d->busy++;
+    pthread_cond_signal(&s->cond);
+    return 1;
+}
+
+/* Closes and reopens a device that went down; no runner uses it now and
+ * only this thread fills runners, so batches and keys can go without d->mu. */
+static void gpursa_dev_reopen(gpursa_dev *d)
+{
+    const gpursa_gpu_backend_ops *ops = gpursa_dev_ops(d);
+    gpursa_queue *q = d->rt->q;
+    gpursa_gpu_device *gd = NULL;
+    int rc;
+
+    for (int i = 0; i < d->nslots; i++)
+        gpursa_slot_free_batches(&d->slots[i]);
+    gpursa_dev_forget_all_keys(d);
+    if (d->gd != NULL)
+        ops->device_close(d->gd);
+    pthread_mutex_lock(&d->key_mu);
+    d->gd = NULL;
+    pthread_mutex_unlock(&d->key_mu);
+    rc = ops->device_open(d->index, q->cfg.variant, &gd);
+    pthread_mutex_lock(&d->mu);
+    if (rc == GPURSA_GPU_OK) {
+        d->gd = gd;
+        d->down = 0;
+        d->consecutive_errors = 0;
+        atomic_fetch_add(&d->opens, 1);
+        gpursa_log_q(q, 1, "device %d: reopened", d->index);
+    } else {
+        d->backoff_ms = d->backoff_ms * 2 > GPURSA_BACKOFF_MAX_MS ? GPURSA_BACKOFF_MAX_MS
+                        : d->backoff_ms * 2;
+        d->retry_at_ns = gpursa_now_ns() + (uint64_t)d->backoff_ms * 1000000u;
+        gpursa_log_q(q, 1, "device %d: reopen failed (%s); next try in %u ms", d->index,
+                     gpursa_gpu_rc_string(rc), d->backoff_ms);
+    }
+    pthread_mutex_unlock(&d->mu);
+}
+
+static void *gpursa_dispatcher(void *arg)
+{
+    gpursa_dev *d = arg;
+    gpursa_qrt *rt = d->rt;
+    uint64_t wait_ns = (uint64_t)rt->q->cfg.max_wait_us * 1000u;
+    size_t max_batch = rt->q->cfg.max_batch;
+
+    pthread_mutex_lock(&d->mu);
+    while (!d->quit) {
+        uint64_t now = gpursa_now_ns(), next = UINT64_MAX, oldest = UINT64_MAX;
+        int best = -1, full = 0;
+
+        if (d->down && d->busy == 0 && now >= d->retry_at_ns) {
+            pthread_mutex_unlock(&d->mu);
+            gpursa_dev_reopen(d);
+            pthread_mutex_lock(&d->mu);
+            continue;
+        }
+        for (int c = 0; c < GPURSA_NCLASS; c++) {
+            gpursa_req_list *l = &d->pend[c];
+            uint64_t dl;
+
+            if (l->head == NULL)
+                continue;
+            dl = l->head->t_enq_ns + wait_ns;
+            if (l->count >= max_batch && !full) {
+                best = c;
+                full = 1;
+            } else if (!full && dl <= now && l->head->t_enq_ns < oldest) {
+                best = c;
+                oldest = l->head->t_enq_ns;
+            } else if (dl > now && dl < next) {
+                next = dl;
+            }
+        }
+        if (best >= 0) {
+            if (gpursa_flush(d, best))
+                continue;
+            /* Every runner busy: one frees up and signals. */
+            pthread_cond_wait(&d->cond, &d->mu);
+            continue;
+        }
+        if (d->down && d->busy == 0 && d->retry_at_ns < next)
+            next = d->retry_at_ns;
+        if (next == UINT64_MAX) {
+            pthread_cond_wait(&d->cond, &d->mu);
+        } else {
+            struct timespec ts;
+
+            gpursa_abs_deadline(&ts, next);
+            pthread_cond_timedwait(&d->cond, &d->mu, &ts);
+        }
+    }
+    pthread_mutex_unlock(&d->mu);
+    return NULL;
+}
+
+/* ---- the submitting side ----------------------------------------------- */
+
+void gpursa_dev_enqueue(gpursa_dev *d, gpursa_req *r)
+{
+    int cls = r->key->cls;
+    gpursa_req_list *l = &d->pend[cls];
+
+    atomic_fetch_add_explicit(&d->load, 1, memory_order_relaxed);
+    pthread_mutex_lock(&d->mu);
+    r->t_enq_ns = gpursa_now_ns();
+    gpursa_list_append(l, r);
+    /* The dispatcher needs to hear of a new deadline or a full batch only. */
+    if (l->count == 1 || l->count == d->rt->q->cfg.max_batch)
+        pthread_cond_signal(&d->cond);
+    pthread_mutex_unlock(&d->mu);
+}
+
+int gpursa_dev_batch_likely(gpursa_dev *d, int cls)
+{
+    uint64_t now = gpursa_now_ns(), wait_ns = (uint64_t)d->rt->q->cfg.max_wait_us * 1000u;
+    int xo, likely;
+
+    pthread_mutex_lock(&d->mu);
+    if (d->last_arrival[cls] != 0) {
+        double gap = (double)(now - d->last_arrival[cls]);
+
+        d->gap_ns[cls] = d->gap_ns[cls] == 0 ? gap : 0.875 * d->gap_ns[cls] + 0.125 * gap;
+    }
+    d->last_arrival[cls] = now;
+    xo = atomic_load(&d->xover[cls]);
+    if (d->down) {
+        likely = 0;
+    } else if (xo <= 1) {
+        likely = 1;                      /* any batch goes to the device */
+    } else {
+        gpursa_req_list *l = &d->pend[cls];
+        uint64_t end = l->head != NULL ? l->head->t_enq_ns + wait_ns : now + wait_ns;
+        double window = end > now ? (double)(end - now) : 0;
+        double expected = d->gap_ns[cls] > 0 ? window / d->gap_ns[cls] : 0;
+
+        likely = (double)l->count + 1 + expected >= (double)xo;
+    }
+    pthread_mutex_unlock(&d->mu);
+    return likely;
+}
+
+/* ---- start / stop ------------------------------------------------------ */
+
+int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nslots)
+{
+    gpursa_queue *q = rt->q;
+    pthread_condattr_t ca;
+    int rc, xo;
+
+    memset(d, 0, sizeof(*d));
+    d->rt = rt;
+    d->index = index;
+    d->slot_no = (int)(d - rt->dev);
+    rc = q->ops->device_open(index, q->cfg.variant, &d->gd);
+    if (rc != GPURSA_GPU_OK) {
+        gpursa_log_q(q, 1, "%s device %d: open failed (%s)", q->ops->name, index,
+                     gpursa_gpu_rc_string(rc));
+        d->gd = NULL;
+        return 0;
+    }
+    atomic_store(&d->opens, 1);
+    if (q->ops->device_describe != NULL)
+        gpursa_log_q(q, 2, "device %d: %s", index, q->ops->device_describe(d->gd));
+    /* Host backend: batching is what is being exercised, so measuring a
+     * crossover against the CPU makes no sense there. */
+    xo = q->cfg.min_gpu_batch >= 0 ? (q->cfg.min_gpu_batch < 1 ? 1 : q->cfg.min_gpu_batch)
+         : rt->counts_host ? 1 : GPURSA_XOVER_UNMEASURED;
+    for (int c = 0; c < GPURSA_NCLASS; c++)
+        atomic_init(&d->xover[c], xo);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&d->mu, NULL);
+    pthread_mutex_init(&d->key_mu, NULL);
+    pthread_cond_init(&d->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    if ((d->slots = calloc((size_t)nslots, sizeof(*d->slots))) == NULL)
+        goto fail;
+    for (int i = 0; i < nslots; i++) {
+        gpursa_slot *s = &d->slots[i];
+
+        s->dev = d;
+        pthread_cond_init(&s->cond, NULL);
+        if ((s->bnctx = BN_CTX_secure_new()) == NULL
+            || pthread_create(&s->th, NULL, gpursa_runner, s) != 0) {
+            BN_CTX_free(s->bnctx);
+            s->bnctx = NULL;
+            pthread_cond_destroy(&s->cond);
+            break;
+        }
+        d->nslots++;
+    }
+    if (d->nslots == 0 || pthread_create(&d->disp, NULL, gpursa_dispatcher, d) != 0)
+        goto fail;
+    return 1;
+fail:
+    pthread_mutex_lock(&d->mu);
+    for (int i = 0; i < d->nslots; i++) {
+        d->slots[i].quit = 1;
+        pthread_cond_signal(&d->slots[i].cond);
+    }
+    pthread_mutex_unlock(&d->mu);
+    for (int i = 0; i < d->nslots; i++) {
+        pthread_join(d->slots[i].th, NULL);
+        gpursa_slot_release(&d->slots[i]);
+    }
+    free(d->slots);
+    q->ops->device_close(d->gd);
+    pthread_cond_destroy(&d->cond);
+    pthread_mutex_destroy(&d->mu);
+    pthread_mutex_destroy(&d->key_mu);
+    memset(d, 0, sizeof(*d));
+    return 0;
+}
+
+void gpursa_dev_stop(gpursa_dev *d)
+{
+    pthread_mutex_lock(&d->mu);
+    d->quit = 1;
+    pthread_cond_broadcast(&d->cond);
+    for (int i = 0; i < d->nslots; i++) {
+        d->slots[i].quit = 1;
+        pthread_cond_signal(&d->slots[i].cond);
+    }
+    pthread_mutex_unlock(&d->mu);
+    pthread_join(d->disp, NULL);
+    for (int i = 0; i < d->nslots; i++)
+        pthread_join(d->slots[i].th, NULL);
+    for (int i = 0; i < d->nslots; i++)
+        gpursa_slot_release(&d->slots[i]);
+    free(d->slots);
+    d->slots = NULL;
+    gpursa_dev_forget_all_keys(d);
+    if (d->gd != NULL)
+        gpursa_dev_ops(d)->device_close(d->gd);
+    d->gd = NULL;
+    pthread_cond_destroy(&d->cond);
+    pthread_mutex_destroy(&d->mu);
+    pthread_mutex_destroy(&d->key_mu);
+}

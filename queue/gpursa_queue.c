@@ -1,0 +1,499 @@
+/*
+ * The queue's front: creation (cheap, opens nothing), the lazy per-process
+ * runtime (restarted in a child after fork), and the private operation as
+ * blocking threads and async jobs call it.
+ */
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <openssl/async.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include "queue/gpursa_queue_int.h"
+
+/* Serialises runtime start-up and the key registries. fork() takes it in the
+ * prepare handler, so a child never inherits it locked. */
+pthread_mutex_t gpursa_q_global_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_uint gpursa_fork_gen;
+static pthread_once_t gpursa_atfork_once = PTHREAD_ONCE_INIT;
+
+static void gpursa_atfork_prepare(void)
+{
+    pthread_mutex_lock(&gpursa_q_global_lock);
+}
+
+static void gpursa_atfork_parent(void)
+{
+    pthread_mutex_unlock(&gpursa_q_global_lock);
+}
+
+static void gpursa_atfork_child(void)
+{
+    /* The parent's dispatchers do not exist here: every queue sees a new
+     * generation and starts its own runtime on the next operation. */
+    atomic_fetch_add(&gpursa_fork_gen, 1);
+    pthread_mutex_unlock(&gpursa_q_global_lock);
+}
+
+static void gpursa_atfork_register(void)
+{
+    pthread_atfork(gpursa_atfork_prepare, gpursa_atfork_parent, gpursa_atfork_child);
+}
+
+unsigned gpursa_q_fork_gen(void)
+{
+    return atomic_load(&gpursa_fork_gen);
+}
+
+uint64_t gpursa_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int gpursa_class_of_bits(int bits)
+{
+    switch (bits) {
+    case 1024: return 0;
+    case 2048: return 1;
+    case 3072: return 2;
+    case 4096: return 3;
+    default: return -1;
+    }
+}
+
+void gpursa_log_q(const gpursa_queue *q, int level, const char *fmt, ...)
+{
+    static const char *const names[] = { "error", "warn", "info", "debug" };
+    char buf[512];
+    va_list ap;
+
+    if (level > q->cfg.log_level)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "gpursa[%s]: %s\n", names[level < 0 ? 0 : level > 3 ? 3 : level], buf);
+}
+
+void gpursa_list_append(gpursa_req_list *l, gpursa_req *r)
+{
+    r->next = NULL;
+    if (l->tail != NULL)
+        l->tail->next = r;
+    else
+        l->head = r;
+    l->tail = r;
+    l->count++;
+}
+
+void gpursa_list_splice(gpursa_req_list *dst, gpursa_req_list *src)
+{
+    if (src->head == NULL)
+        return;
+    if (dst->tail != NULL)
+        dst->tail->next = src->head;
+    else
+        dst->head = src->head;
+    dst->tail = src->tail;
+    dst->count += src->count;
+    src->head = src->tail = NULL;
+    src->count = 0;
+}
+
+static void gpursa_futex_wake(atomic_int *addr)
+{
+    syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* Waits until *addr != 0; timeout_ns 0 = no timeout per sleep. */
+static void gpursa_futex_wait_done(atomic_int *addr, long timeout_ns)
+{
+    struct timespec ts = { 0, timeout_ns };
+
+    while (atomic_load_explicit(addr, memory_order_acquire) == 0)
+        syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, 0, timeout_ns ? &ts : NULL, NULL, 0);
+}
+
+static void gpursa_inflight_release(gpursa_qrt *rt)
+{
+    atomic_fetch_sub(&rt->inflight, 1);
+    if (atomic_load(&rt->bp_waiters) > 0) {
+        pthread_mutex_lock(&rt->bp_mu);
+        pthread_cond_broadcast(&rt->bp_cond);
+        pthread_mutex_unlock(&rt->bp_mu);
+    }
+}
+
+static int gpursa_inflight_try(gpursa_qrt *rt)
+{
+    unsigned max = rt->q->cfg.max_inflight;
+    unsigned cur = atomic_load(&rt->inflight);
+
+    if (max == 0) {                      /* unbounded */
+        atomic_fetch_add(&rt->inflight, 1);
+        return 1;
+    }
+    while (cur < max)
+        if (atomic_compare_exchange_weak(&rt->inflight, &cur, cur + 1))
+            return 1;
+    return 0;
+}
+
+static void gpursa_inflight_wait(gpursa_qrt *rt)
+{
+    if (gpursa_inflight_try(rt))
+        return;
+    pthread_mutex_lock(&rt->bp_mu);
+    atomic_fetch_add(&rt->bp_waiters, 1);
+    while (!gpursa_inflight_try(rt))
+        pthread_cond_wait(&rt->bp_cond, &rt->bp_mu);
+    atomic_fetch_sub(&rt->bp_waiters, 1);
+    pthread_mutex_unlock(&rt->bp_mu);
+}
+
+void gpursa_req_complete(gpursa_qrt *rt, gpursa_req *r, int ok)
+{
+    /* Everything needed after publishing done is read first: once done is
+     * visible the caller may return and its stack (the request) is gone. */
+    gpursa_wake *w = r->wake;
+    gpursa_dev *d = r->dev;
+
+    if (atomic_exchange(&r->completed, 1) != 0)
+        abort();                         /* a second answer is a bug: never hide it */
+    if (!ok)
+        OPENSSL_cleanse(r->out, r->key->len);
+    atomic_store_explicit(&r->done, ok ? 1 : 2, memory_order_release);
+    if (w != NULL) {
+        gpursa_wake_signal(w);
+        gpursa_wake_unref(w);
+    } else {
+        gpursa_futex_wake(&r->done);
+    }
+    if (d != NULL)
+        atomic_fetch_sub(&d->load, 1);
+    gpursa_inflight_release(rt);
+}
+
+void gpursa_req_cpu(gpursa_qrt *rt, gpursa_req *r)
+{
+    gpursa_queue_key *qk = r->key;
+    int ok = qk->cpu(qk->cpu_arg, r->in, r->out, qk->len);
+
+    if (ok)
+        atomic_fetch_add_explicit(&rt->q->stats->ops_cpu, 1, memory_order_relaxed);
+    gpursa_req_complete(rt, r, ok);
+}
+
+static int gpursa_cpu_inline(gpursa_queue *q, gpursa_queue_key *qk,
+                             const unsigned char *in, unsigned char *out,
+                             atomic_uint_fast64_t *reason)
+{
+    int ok;
+
+    atomic_fetch_add_explicit(reason, 1, memory_order_relaxed);
+    ok = qk->cpu(qk->cpu_arg, in, out, qk->len);
+    if (ok)
+        atomic_fetch_add_explicit(&q->stats->ops_cpu, 1, memory_order_relaxed);
+    return ok;
+}
+
+static int gpursa_parse_devices(const char *spec, int count, int *idx)
+{
+    int n = 0;
+    const char *p = spec;
+
+    if (spec[0] == '\0' || strcmp(spec, "all") == 0) {
+        for (int i = 0; i < count && i < GPURSA_MAX_DEVICES; i++)
+            idx[n++] = i;
+        return n;
+    }
+    while (*p != '\0' && n < GPURSA_MAX_DEVICES) {
+        char *end;
+        long v = strtol(p, &end, 10);
+
+        if (end == p)
+            break;
+        if (v >= 0 && v < count) {
+            int dup = 0;
+
+            for (int i = 0; i < n; i++)
+                dup |= idx[i] == (int)v;
+            if (!dup)
+                idx[n++] = (int)v;
+        }
+        p = end;
+        while (*p == ',' || *p == ' ')
+            p++;
+    }
+    return n;
+}
+
+static int gpursa_ncpu(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+    return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+}
+
+/* Called with the global lock held. */
+static gpursa_qrt *gpursa_rt_start(gpursa_queue *q, unsigned gen)
+{
+    gpursa_qrt *rt = calloc(1, sizeof(*rt));
+    int count = 0, idx[GPURSA_MAX_DEVICES], nidx, ncpu = gpursa_ncpu();
+    int host = q->ops == gpursa_gpu_backend(GPURSA_BACKEND_HOST);
+    int nslots;
+
+    if (rt == NULL)
+        return NULL;
+    rt->q = q;
+    rt->gen = gen;
+    rt->counts_host = host;
+    pthread_mutex_init(&rt->bp_mu, NULL);
+    pthread_cond_init(&rt->bp_cond, NULL);
+    if (q->ops->device_count(&count) != GPURSA_GPU_OK)
+        count = 0;
+    nidx = gpursa_parse_devices(q->cfg.devices, count, idx);
+    /* The host backend computes in the runner threads: one per core. On a
+     * GPU, three batches in flight overlap copy-in, compute and copy-out. */
+    nslots = host ? (ncpu < 2 ? 2 : ncpu > 16 ? 16 : ncpu) : 3;
+    for (int i = 0; i < nidx; i++)
+        if (gpursa_dev_start(rt, &rt->dev[rt->ndev], idx[i], nslots))
+            rt->ndev++;
+    if (rt->ndev > 0 && !gpursa_cpu_pool_start(rt, ncpu < 2 ? 2 : ncpu > 64 ? 64 : ncpu)) {
+        atomic_store(&rt->stop, 1);
+        for (int i = 0; i < rt->ndev; i++)
+            gpursa_dev_stop(&rt->dev[i]);
+        rt->ndev = 0;
+    }
+    if (rt->ndev == 0)
+        gpursa_log_q(q, q->cfg.backend == GPURSA_CFG_BACKEND_AUTO ? 2 : 1,
+                     "%s backend: no usable device (%d found, devices=%s): using the CPU",
+                     q->ops->name, count, q->cfg.devices);
+    else
+        gpursa_log_q(q, 2, "%s backend: %d device(s), %d batches in flight each, max_batch %u, "
+                     "max_wait_us %u, max_inflight %u", q->ops->name, rt->ndev, nslots,
+                     q->cfg.max_batch, q->cfg.max_wait_us, q->cfg.max_inflight);
+    return rt;
+}
+
+static void gpursa_rt_stop(gpursa_qrt *rt)
+{
+    atomic_store(&rt->stop, 1);
+    for (int i = 0; i < rt->ndev; i++)
+        gpursa_dev_stop(&rt->dev[i]);
+    if (rt->ndev > 0)
+        gpursa_cpu_pool_stop(rt);
+    pthread_cond_destroy(&rt->bp_cond);
+    pthread_mutex_destroy(&rt->bp_mu);
+    free(rt);
+}
+
+static gpursa_qrt *gpursa_rt_get(gpursa_queue *q)
+{
+    gpursa_qrt *rt = atomic_load_explicit(&q->rt, memory_order_acquire);
+    unsigned gen = gpursa_q_fork_gen();
+
+    if (rt != NULL && rt->gen == gen)
+        return rt;
+    pthread_mutex_lock(&gpursa_q_global_lock);
+    gen = gpursa_q_fork_gen();
+    rt = atomic_load(&q->rt);
+    /* A runtime of another generation is the parent's: abandoned, never
+     * touched (its locks may be held by threads that do not exist here). */
+    if (rt == NULL || rt->gen != gen) {
+        rt = gpursa_rt_start(q, gen);
+        atomic_store_explicit(&q->rt, rt, memory_order_release);
+    }
+    pthread_mutex_unlock(&gpursa_q_global_lock);
+    return rt;
+}
+
+int gpursa_queue_new(const gpursa_config *cfg, gpursa_stats *stats,
+                     const gpursa_gpu_backend_ops *ops, gpursa_queue **out)
+{
+    gpursa_queue *q;
+
+    *out = NULL;
+    pthread_once(&gpursa_atfork_once, gpursa_atfork_register);
+    if (ops == NULL) {
+        switch (cfg->backend) {
+        case GPURSA_CFG_BACKEND_CPU:
+            return 1;
+        case GPURSA_CFG_BACKEND_HOST:
+            ops = gpursa_gpu_backend(GPURSA_BACKEND_HOST);
+            break;
+        case GPURSA_CFG_BACKEND_CUDA:
+        case GPURSA_CFG_BACKEND_AUTO:
+        default:
+            ops = gpursa_gpu_backend(GPURSA_BACKEND_CUDA);
+            if (ops == NULL && cfg->backend == GPURSA_CFG_BACKEND_CUDA && cfg->log_level >= 0)
+                fprintf(stderr, "gpursa[error]: backend=cuda, but gpursa was built "
+                        "without CUDA: using the CPU\n");
+            if (ops == NULL)
+                return 1;
+            break;
+        }
+        if (ops == NULL)
+            return 0;
+    }
+    if ((q = calloc(1, sizeof(*q))) == NULL)
+        return 0;
+    q->cfg = *cfg;
+    if (q->cfg.max_batch == 0)
+        q->cfg.max_batch = 1;
+    q->stats = stats;
+    q->ops = ops;
+    atomic_init(&q->rt, NULL);
+    if (stats == NULL) {
+        free(q);
+        return 0;
+    }
+    *out = q;
+    return 1;
+}
+
+void gpursa_queue_free(gpursa_queue *q)
+{
+    gpursa_qrt *rt;
+
+    if (q == NULL)
+        return;
+    pthread_mutex_lock(&gpursa_q_global_lock);
+    rt = atomic_load(&q->rt);
+    pthread_mutex_unlock(&gpursa_q_global_lock);
+    /* Stopping frees the GPU copies of registered keys; it takes the global
+     * lock itself, so it runs outside it. */
+    if (rt != NULL && rt->gen == gpursa_q_fork_gen())
+        gpursa_rt_stop(rt);
+    pthread_mutex_lock(&gpursa_q_global_lock);
+    atomic_store(&q->rt, NULL);
+    for (gpursa_queue_key *k = q->keys; k != NULL; k = k->next)
+        k->q = NULL;                     /* orphaned: their free only wipes host memory */
+    pthread_mutex_unlock(&gpursa_q_global_lock);
+    free(q);
+}
+
+static gpursa_dev *gpursa_pick_device(gpursa_qrt *rt)
+{
+    gpursa_dev *best = &rt->dev[0];
+    long best_load = atomic_load_explicit(&best->load, memory_order_relaxed);
+
+    for (int i = 1; i < rt->ndev; i++) {
+        long l = atomic_load_explicit(&rt->dev[i].load, memory_order_relaxed);
+
+        if (l < best_load) {
+            best = &rt->dev[i];
+            best_load = l;
+        }
+    }
+    return best;
+}
+
+static int gpursa_private_async(gpursa_qrt *rt, gpursa_dev *d, gpursa_req *r)
+{
+    gpursa_wake *w = gpursa_wake_for_current_job();
+
+    if (w == NULL)
+        return 0;                        /* caller computes inline */
+    gpursa_dev_batch_likely(d, r->key->cls);   /* records the arrival */
+    /* Back-pressure: let the application run other jobs and come back. */
+    while (!gpursa_inflight_try(rt)) {
+        gpursa_wake_signal(w);
+        if (!ASYNC_pause_job()) {
+            gpursa_inflight_wait(rt);
+            break;
+        }
+        gpursa_wake_drain(w);
+    }
+    gpursa_wake_ref(w);
+    r->wake = w;
+    gpursa_dev_enqueue(d, r);
+    /* Resumes can be early (another operation of the job's wait context, the
+     * application polling): drain, then check the done flag. */
+    while (atomic_load_explicit(&r->done, memory_order_acquire) == 0) {
+        if (!ASYNC_pause_job()) {
+            gpursa_futex_wait_done(&r->done, 200000);
+            break;
+        }
+        gpursa_wake_drain(w);
+    }
+    return 1;
+}
+
+int gpursa_queue_private(gpursa_queue *q, gpursa_queue_key *qk,
+                         const unsigned char *in, unsigned char *out, size_t len)
+{
+    gpursa_qrt *rt;
+    gpursa_dev *d;
+    gpursa_req r;
+
+    if (q == NULL || qk == NULL || in == NULL || out == NULL || len != qk->len)
+        return 0;
+    if (qk->bits == 0)
+        return gpursa_cpu_inline(q, qk, in, out, &q->stats->fb_unsupported_key);
+    rt = gpursa_rt_get(q);
+    if (rt == NULL || rt->ndev == 0)
+        return gpursa_cpu_inline(q, qk, in, out, &q->stats->fb_no_device);
+    d = gpursa_pick_device(rt);
+
+    memset(&r, 0, sizeof(r));
+    r.key = qk;
+    r.in = in;
+    r.out = out;
+    r.dev = d;
+    atomic_init(&r.completed, 0);
+    atomic_init(&r.done, 0);
+
+    if (ASYNC_get_current_job() != NULL) {
+        if (!gpursa_private_async(rt, d, &r))
+            return gpursa_cpu_inline(q, qk, in, out, &q->stats->fb_inline);
+    } else {
+        /* A blocking thread waits only if a batch will form in time. */
+        if (!gpursa_dev_batch_likely(d, qk->cls))
+            return gpursa_cpu_inline(q, qk, in, out, &q->stats->fb_inline);
+        gpursa_inflight_wait(rt);
+        gpursa_dev_enqueue(d, &r);
+        gpursa_futex_wait_done(&r.done, 0);
+    }
+    return atomic_load_explicit(&r.done, memory_order_acquire) == 1;
+}
+
+int gpursa_queue_min_gpu_batch(gpursa_queue *q, int modulus_bits)
+{
+    gpursa_qrt *rt;
+    int cls = gpursa_class_of_bits(modulus_bits);
+
+    if (q == NULL || cls < 0)
+        return -1;
+    rt = atomic_load_explicit(&q->rt, memory_order_acquire);
+    if (rt == NULL || rt->gen != gpursa_q_fork_gen() || rt->ndev == 0)
+        return q->cfg.min_gpu_batch;
+    {
+        int v = atomic_load(&rt->dev[0].xover[cls]);
+
+        return v < 0 ? -1 : v;
+    }
+}
+
+unsigned gpursa_queue_inflight(gpursa_queue *q)
+{
+    gpursa_qrt *rt = q != NULL ? atomic_load_explicit(&q->rt, memory_order_acquire) : NULL;
+
+    return rt != NULL && rt->gen == gpursa_q_fork_gen() ? atomic_load(&rt->inflight) : 0;
+}
+
+int gpursa_queue_devices(gpursa_queue *q)
+{
+    gpursa_qrt *rt = q != NULL ? atomic_load_explicit(&q->rt, memory_order_acquire) : NULL;
+
+    return rt != NULL && rt->gen == gpursa_q_fork_gen() ? rt->ndev : 0;
+}

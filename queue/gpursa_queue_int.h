@@ -1,0 +1,211 @@
+/*
+ * gpursa queue/ internals, shared by the files of this folder only.
+ *
+ * Shape: a gpursa_queue (created by the provider, cheap) owns at most one
+ * live runtime (gpursa_qrt) per process. The runtime holds, per device, a
+ * dispatcher thread that decides when a batch flushes and a few runner
+ * threads ("slots") that each blind, submit, wait for and complete one
+ * batch at a time, so 2-3 batches per device overlap; and a pool of CPU
+ * workers for small batches and failed batches. A child after fork() sees a
+ * new fork generation and starts a fresh runtime; it never touches the
+ * parent's (its locks may have been held by threads that do not exist).
+ */
+#ifndef GPURSA_QUEUE_INT_H
+#define GPURSA_QUEUE_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <openssl/bn.h>
+#include "queue/gpursa_queue.h"
+
+#define GPURSA_NCLASS 4          /* modulus sizes 1024, 2048, 3072, 4096 */
+#define GPURSA_MAX_DEVICES 16
+#define GPURSA_MAX_KEY_BYTES 512
+
+/* crossover values */
+#define GPURSA_XOVER_UNMEASURED (-2)
+#define GPURSA_XOVER_MEASURING (-1)
+
+typedef struct gpursa_qrt gpursa_qrt;
+typedef struct gpursa_dev gpursa_dev;
+typedef struct gpursa_wake gpursa_wake;
+
+/* The signal target of an async caller: one per ASYNC_WAIT_CTX, refcounted
+ * by the wait context and by every request in flight, so a completion never
+ * writes to an fd that was closed (and maybe reused) nor calls back into a
+ * wait context that was freed. */
+struct gpursa_wake {
+    atomic_int refs;
+    int fd;                      /* eventfd, closed on the last unref */
+    pthread_mutex_t mu;          /* guards alive, cb, cbarg */
+    int alive;                   /* 0 once the wait context cleaned up */
+    int (*cb)(void *);
+    void *cbarg;
+};
+
+/* One private operation waiting for an answer. Lives on the caller's stack
+ * (a blocking thread or an async job's own stack), so the completion side
+ * reads what it needs before it publishes done. */
+typedef struct gpursa_req {
+    struct gpursa_req *next;
+    gpursa_queue_key *key;
+    const unsigned char *in;
+    unsigned char *out;
+    gpursa_wake *wake;           /* async caller: signal here (a ref held); else NULL */
+    gpursa_dev *dev;
+    uint64_t t_enq_ns;
+    atomic_int completed;        /* guards against a second answer */
+    atomic_int done;             /* 0 pending, 1 ok, 2 failed: release-stored last */
+} gpursa_req;
+
+typedef struct {
+    gpursa_req *head, *tail;
+    size_t count;
+} gpursa_req_list;
+
+/* Per device copy of a queue key: valid only for the runtime it names. */
+typedef struct {
+    gpursa_qrt *rt;
+    gpursa_gpu_key *gk;
+    int unsupported;
+} gpursa_qkey_dev;
+
+struct gpursa_queue_key {
+    gpursa_queue *q;
+    struct gpursa_queue_key *prev, *next;  /* registry in q, under the global lock */
+    gpursa_cpu_private_fn cpu;
+    void *cpu_arg;
+    size_t len;                  /* modulus bytes */
+    int bits;                    /* gpu modulus bits, 0 = CPU only */
+    int cls;                     /* size class */
+    unsigned char *mat;          /* one allocation holding the copied material */
+    size_t mat_len;
+    gpursa_rsa_key_material km;  /* points into mat */
+    BIGNUM *n;
+    BN_MONT_CTX *mont;
+    unsigned char n_top;         /* n's first byte: masks random r below 2^bits */
+    gpursa_qkey_dev dev[GPURSA_MAX_DEVICES];
+};
+
+/* One batch in preparation or on the device, reused for the runtime's life. */
+typedef struct gpursa_slot {
+    gpursa_dev *dev;
+    pthread_t th;
+    pthread_cond_t cond;         /* with dev->mu: the dispatcher filled it */
+    int filled;                  /* 1 while it holds a batch */
+    int measure;                 /* time the crossover first */
+    int quit;                    /* under dev->mu: the runner exits */
+    int cls;
+    gpursa_req_list reqs;        /* the requests, in order */
+    gpursa_gpu_batch *batch[GPURSA_NCLASS];
+    /* staging, grown on demand to the largest batch seen */
+    size_t cap;
+    gpursa_req **rv;
+    gpursa_gpu_item *items;
+    unsigned char *rbuf, *rinvbuf, *outbuf;
+    BIGNUM **bn_r, **bn_a;
+    BN_CTX *bnctx;
+} gpursa_slot;
+
+struct gpursa_dev {
+    gpursa_qrt *rt;
+    int index;                   /* backend device index */
+    int slot_no;                 /* position in rt->dev[] */
+    gpursa_gpu_device *gd;
+    pthread_mutex_t mu;          /* pending lists, slots, state */
+    pthread_cond_t cond;         /* dispatcher: work arrived, a slot freed, stop */
+    pthread_mutex_t key_mu;      /* uploads into gpursa_queue_key.dev[slot_no] */
+    pthread_t disp;
+    gpursa_req_list pend[GPURSA_NCLASS];
+    atomic_int xover[GPURSA_NCLASS];
+    double gap_ns[GPURSA_NCLASS];      /* mean gap between arrivals (EWMA) */
+    uint64_t last_arrival[GPURSA_NCLASS];
+    atomic_long load;            /* requests queued or running here */
+    int quit;                    /* under mu: the dispatcher exits */
+    int nslots;
+    int busy;                    /* slots filled */
+    gpursa_slot *slots;
+    /* failure handling */
+    int down;                    /* no batches until reopened */
+    int consecutive_errors;
+    uint64_t retry_at_ns;
+    unsigned backoff_ms;
+    atomic_uint_fast64_t opens;  /* successful opens (tests) */
+};
+
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    gpursa_req_list list;
+    int nthreads;
+    pthread_t *th;
+    int stop;
+} gpursa_cpu_pool;
+
+struct gpursa_qrt {
+    gpursa_queue *q;
+    unsigned gen;                /* fork generation it was started in */
+    int ndev;
+    gpursa_dev dev[GPURSA_MAX_DEVICES];
+    gpursa_cpu_pool pool;
+    atomic_uint inflight;
+    atomic_int bp_waiters;
+    pthread_mutex_t bp_mu;
+    pthread_cond_t bp_cond;
+    atomic_int stop;             /* set once at queue free */
+    int counts_host;             /* the backend is the host one: ops_host */
+};
+
+struct gpursa_queue {
+    gpursa_config cfg;
+    gpursa_stats *stats;
+    const gpursa_gpu_backend_ops *ops;
+    _Atomic(gpursa_qrt *) rt;
+    gpursa_queue_key *keys;      /* registry, under the global lock */
+};
+
+/* gpursa_queue.c */
+extern pthread_mutex_t gpursa_q_global_lock;
+unsigned gpursa_q_fork_gen(void);
+uint64_t gpursa_now_ns(void);
+int gpursa_class_of_bits(int bits);
+void gpursa_log_q(const gpursa_queue *q, int level, const char *fmt, ...);
+void gpursa_req_complete(gpursa_qrt *rt, gpursa_req *r, int ok);
+/* Runs the CPU path for one request and completes it; counts ops_cpu. */
+void gpursa_req_cpu(gpursa_qrt *rt, gpursa_req *r);
+void gpursa_list_append(gpursa_req_list *l, gpursa_req *r);
+void gpursa_list_splice(gpursa_req_list *dst, gpursa_req_list *src);
+
+/* gpursa_cpu_pool.c */
+int gpursa_cpu_pool_start(gpursa_qrt *rt, int nthreads);
+void gpursa_cpu_pool_stop(gpursa_qrt *rt);
+/* Hands every request of the list to the CPU workers (the list is emptied). */
+void gpursa_cpu_pool_push(gpursa_qrt *rt, gpursa_req_list *l);
+
+/* gpursa_dispatch.c */
+int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nslots);
+void gpursa_dev_stop(gpursa_dev *d);
+/* Puts a request on the device's pending list (caller holds nothing). */
+void gpursa_dev_enqueue(gpursa_dev *d, gpursa_req *r);
+/* Would a batch of the request's size reach the crossover before its
+ * deadline? Also records the arrival (for the rate estimate). */
+int gpursa_dev_batch_likely(gpursa_dev *d, int cls);
+void gpursa_dev_forget_key(gpursa_dev *d, gpursa_queue_key *qk);
+
+/* gpursa_blinding.c */
+/* Fills items[i].r / rinv (into rbuf / rinvbuf) for n requests, all of the
+ * same key, with fresh random r and one inversion for all. 1 ok, 0 fail. */
+int gpursa_blind_batch(gpursa_queue_key *qk, size_t n, BIGNUM **bn_r, BIGNUM **bn_a,
+                       unsigned char *rbuf, unsigned char *rinvbuf, BN_CTX *ctx);
+
+/* gpursa_async_wake.c */
+/* The wake object of the current job's wait context (created and registered
+ * on first use); a new reference is NOT taken. NULL on failure. */
+gpursa_wake *gpursa_wake_for_current_job(void);
+void gpursa_wake_ref(gpursa_wake *w);
+void gpursa_wake_unref(gpursa_wake *w);
+void gpursa_wake_signal(gpursa_wake *w);
+void gpursa_wake_drain(gpursa_wake *w);
+
+#endif /* GPURSA_QUEUE_INT_H */

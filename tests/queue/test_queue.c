@@ -1,0 +1,890 @@
+/*
+ * Queue tests against a fake backend (deterministic timing and failures) and
+ * the real host backend. Every result is checked (out^e == in mod n), and
+ * the stats must account for every operation exactly once.
+ *
+ * GPURSA_TEST_SCALE (default 1) divides the stress sizes, for slow runs
+ * under ThreadSanitizer or valgrind.
+ */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <openssl/async.h>
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <openssl/rsa.h>
+#include "queue/gpursa_queue.h"
+#include "tests/queue/fake_backend.h"
+
+/* ---- keys and the CPU path ------------------------------------------------ */
+
+typedef struct {
+    BIGNUM *n, *e, *d, *p, *q, *dp, *dq, *qinv;
+    unsigned char buf[7][512];
+    gpursa_rsa_key_material km;
+    size_t len;
+    atomic_long cpu_calls;
+} tkey;
+
+static tkey keys[3];             /* 1024, 1024, 2048 bits */
+static unsigned cpu_delay_us;    /* makes the CPU path slower (crossover test) */
+static int scale = 1;
+
+static void tkey_make(tkey *k, int bits)
+{
+    EVP_PKEY *pk = EVP_RSA_gen((unsigned)bits);
+    const char *names[8] = { OSSL_PKEY_PARAM_RSA_N, OSSL_PKEY_PARAM_RSA_E,
+                             OSSL_PKEY_PARAM_RSA_D, OSSL_PKEY_PARAM_RSA_FACTOR1,
+                             OSSL_PKEY_PARAM_RSA_FACTOR2, OSSL_PKEY_PARAM_RSA_EXPONENT1,
+                             OSSL_PKEY_PARAM_RSA_EXPONENT2, OSSL_PKEY_PARAM_RSA_COEFFICIENT1 };
+    BIGNUM **dst[8] = { &k->n, &k->e, &k->d, &k->p, &k->q, &k->dp, &k->dq, &k->qinv };
+    size_t lens[7];
+
+    if (pk == NULL)
+        abort();
+    for (int i = 0; i < 8; i++)
+        if (!EVP_PKEY_get_bn_param(pk, names[i], dst[i]))
+            abort();
+    EVP_PKEY_free(pk);
+    k->len = (size_t)BN_num_bytes(k->n);
+    {
+        BIGNUM *parts[7] = { k->n, k->e, k->p, k->q, k->dp, k->dq, k->qinv };
+
+        for (int i = 0; i < 7; i++)
+            lens[i] = (size_t)BN_bn2bin(parts[i], k->buf[i]);
+    }
+    k->km.n = k->buf[0];    k->km.n_len = lens[0];
+    k->km.e = k->buf[1];    k->km.e_len = lens[1];
+    k->km.p = k->buf[2];    k->km.p_len = lens[2];
+    k->km.q = k->buf[3];    k->km.q_len = lens[3];
+    k->km.dp = k->buf[4];   k->km.dp_len = lens[4];
+    k->km.dq = k->buf[5];   k->km.dq_len = lens[5];
+    k->km.qinv = k->buf[6]; k->km.qinv_len = lens[6];
+}
+
+/* The test's CPU path: plain CRT with BN (the provider's is the default
+ * provider); it tolerates in == out. */
+static int test_cpu(void *arg, const unsigned char *in, unsigned char *out, size_t len)
+{
+    tkey *k = arg;
+    BN_CTX *ctx = BN_CTX_new();
+    BIGNUM *c, *m1, *m2, *h;
+    int ok = 0;
+
+    atomic_fetch_add(&k->cpu_calls, 1);
+    if (cpu_delay_us)
+        usleep(cpu_delay_us);
+    if (ctx == NULL || len != k->len)
+        goto end;
+    BN_CTX_start(ctx);
+    c = BN_CTX_get(ctx);
+    m1 = BN_CTX_get(ctx);
+    m2 = BN_CTX_get(ctx);
+    h = BN_CTX_get(ctx);
+    if (h == NULL || BN_bin2bn(in, (int)len, c) == NULL
+        || !BN_mod_exp(m1, c, k->dp, k->p, ctx) || !BN_mod_exp(m2, c, k->dq, k->q, ctx)
+        || !BN_mod_sub(h, m1, m2, k->p, ctx) || !BN_mod_mul(h, h, k->qinv, k->p, ctx)
+        || !BN_mul(h, h, k->q, ctx) || !BN_add(h, h, m2)
+        || BN_bn2binpad(h, out, (int)len) != (int)len)
+        goto end2;
+    ok = 1;
+end2:
+    BN_CTX_end(ctx);
+end:
+    BN_CTX_free(ctx);
+    return ok;
+}
+
+static void random_input(const tkey *k, unsigned char *in)
+{
+    RAND_bytes(in, (int)k->len);
+    in[0] &= 0x7f;               /* n has its top bit set: in < n */
+}
+
+static int result_ok(const tkey *k, const unsigned char *in, const unsigned char *out)
+{
+    BN_CTX *ctx = BN_CTX_new();
+    BIGNUM *x = BN_bin2bn(out, (int)k->len, NULL), *c = BN_bin2bn(in, (int)k->len, NULL);
+    int ok = ctx != NULL && x != NULL && c != NULL && BN_mod_exp(x, x, k->e, k->n, ctx)
+             && BN_cmp(x, c) == 0;
+
+    BN_free(x);
+    BN_free(c);
+    BN_CTX_free(ctx);
+    return ok;
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static gpursa_stats stats;
+
+static gpursa_queue *mkq(const gpursa_gpu_backend_ops *ops, unsigned max_batch,
+                         unsigned wait_us, int min_gpu, unsigned inflight)
+{
+    gpursa_config cfg;
+    gpursa_queue *q = NULL;
+
+    gpursa_config_defaults(&cfg);
+    cfg.backend = GPURSA_CFG_BACKEND_HOST;
+    cfg.max_batch = max_batch;
+    cfg.max_wait_us = wait_us;
+    cfg.min_gpu_batch = min_gpu;
+    cfg.max_inflight = inflight;
+    cfg.log_level = getenv("GPURSA_TEST_LOG") ? atoi(getenv("GPURSA_TEST_LOG")) : 0;
+    memset(&stats, 0, sizeof(stats));
+    ck_assert_int_eq(gpursa_queue_new(&cfg, &stats, ops, &q), 1);
+    ck_assert_ptr_nonnull(q);
+    return q;
+}
+
+static gpursa_queue_key *mkkey(gpursa_queue *q, tkey *k)
+{
+    gpursa_queue_key *qk = NULL;
+
+    ck_assert_int_eq(gpursa_queue_key_new(q, &k->km, test_cpu, k, &qk), 1);
+    return qk;
+}
+
+static uint64_t ops_total(void)
+{
+    return atomic_load(&stats.ops_gpu) + atomic_load(&stats.ops_host)
+           + atomic_load(&stats.ops_cpu);
+}
+
+static void dump_stats(const char *what)
+{
+    if (getenv("GPURSA_TEST_LOG") == NULL)
+        return;
+    fprintf(stderr, "%s: gpu=%llu host=%llu cpu=%llu batches=%llu items=%llu faults=%llu "
+            "small=%llu unsup=%llu gpuerr=%llu nodev=%llu inline=%llu\n", what,
+            (unsigned long long)stats.ops_gpu, (unsigned long long)stats.ops_host,
+            (unsigned long long)stats.ops_cpu, (unsigned long long)stats.batches,
+            (unsigned long long)stats.batch_items, (unsigned long long)stats.faults,
+            (unsigned long long)stats.fb_small_batch, (unsigned long long)stats.fb_unsupported_key,
+            (unsigned long long)stats.fb_gpu_error, (unsigned long long)stats.fb_no_device,
+            (unsigned long long)stats.fb_inline);
+}
+
+/* One operation with a random input, checked. 1 if right. */
+static int one_op(gpursa_queue *q, gpursa_queue_key *qk, tkey *k)
+{
+    unsigned char in[512], out[512];
+
+    random_input(k, in);
+    memset(out, 0xa5, sizeof(out));
+    return gpursa_queue_private(q, qk, in, out, k->len) == 1 && result_ok(k, in, out);
+}
+
+typedef struct {
+    gpursa_queue *q;
+    gpursa_queue_key **qk;
+    tkey **k;
+    int nkeys;
+    int ops;
+    atomic_long *bad;
+    unsigned seed;
+} worker_arg;
+
+static void *worker(void *varg)
+{
+    worker_arg *a = varg;
+
+    for (int i = 0; i < a->ops; i++) {
+        int j = (int)(rand_r(&a->seed) % (unsigned)a->nkeys);
+
+        if (!one_op(a->q, a->qk[j], a->k[j]))
+            atomic_fetch_add(a->bad, 1);
+    }
+    return NULL;
+}
+
+/* nthreads blocking threads, ops each, over the keys given; returns bad count. */
+static long run_threads(gpursa_queue *q, gpursa_queue_key **qk, tkey **k, int nkeys,
+                        int nthreads, int ops)
+{
+    pthread_t th[128];
+    worker_arg a[128];
+    atomic_long bad = 0;
+
+    ck_assert_int_le(nthreads, 128);
+    for (int i = 0; i < nthreads; i++) {
+        a[i] = (worker_arg){ q, qk, k, nkeys, ops, &bad, (unsigned)i * 7919u + 1 };
+        ck_assert_int_eq(pthread_create(&th[i], NULL, worker, &a[i]), 0);
+    }
+    for (int i = 0; i < nthreads; i++)
+        pthread_join(th[i], NULL);
+    return atomic_load(&bad);
+}
+
+/* Async jobs in this thread: each does ops operations; the loop polls the
+ * wait contexts' fds and resumes jobs whose fd is readable. */
+typedef struct {
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    tkey *k;
+    int ops;
+    int good;
+    int pauses_seen;
+} job_res;
+
+typedef struct {
+    job_res *res;
+} job_arg;
+
+static int job_fn(void *varg)
+{
+    job_res *r = ((job_arg *)varg)->res;
+
+    for (int i = 0; i < r->ops; i++)
+        r->good += one_op(r->q, r->qk, r->k);
+    return 1;
+}
+
+static long run_async(gpursa_queue *q, gpursa_queue_key *qk, tkey *k, int njobs, int ops)
+{
+    ASYNC_JOB **job = calloc((size_t)njobs, sizeof(*job));
+    ASYNC_WAIT_CTX **ctx = calloc((size_t)njobs, sizeof(*ctx));
+    job_res *res = calloc((size_t)njobs, sizeof(*res));
+    int *state = calloc((size_t)njobs, sizeof(*state));   /* 0 not started, 1 paused, 2 done */
+    struct pollfd *pfd = calloc((size_t)njobs, sizeof(*pfd));
+    int *who = calloc((size_t)njobs, sizeof(*who));
+    int remaining = njobs;
+    long bad = 0;
+    uint64_t last_progress = now_ns();
+
+    ck_assert(job && ctx && res && state && pfd && who);
+    ck_assert_int_eq(ASYNC_init_thread((size_t)njobs, 0), 1);
+    for (int i = 0; i < njobs; i++) {
+        ctx[i] = ASYNC_WAIT_CTX_new();
+        ck_assert_ptr_nonnull(ctx[i]);
+        res[i] = (job_res){ q, qk, k, ops, 0, 0 };
+    }
+    while (remaining > 0) {
+        int np = 0, progressed = 0;
+
+        for (int i = 0; i < njobs; i++) {
+            int ret = 0, rc;
+            job_arg ja = { &res[i] };
+
+            if (state[i] != 0)
+                continue;
+            rc = ASYNC_start_job(&job[i], ctx[i], &ret, job_fn, &ja, sizeof(ja));
+            if (rc == ASYNC_PAUSE) {
+                state[i] = 1;
+            } else if (rc == ASYNC_FINISH) {
+                state[i] = 2;
+                remaining--;
+                progressed = 1;
+            } else if (rc == ASYNC_NO_JOBS) {
+                break;
+            } else {
+                ck_abort_msg("ASYNC_start_job failed");
+            }
+        }
+        for (int i = 0; i < njobs; i++) {
+            OSSL_ASYNC_FD fd;
+            size_t nfd = 0;
+
+            if (state[i] != 1)
+                continue;
+            ck_assert_int_eq(ASYNC_WAIT_CTX_get_all_fds(ctx[i], NULL, &nfd), 1);
+            ck_assert_int_eq((int)nfd, 1);     /* one stable fd per wait context */
+            ASYNC_WAIT_CTX_get_all_fds(ctx[i], &fd, &nfd);
+            pfd[np].fd = fd;
+            pfd[np].events = POLLIN;
+            pfd[np].revents = 0;
+            who[np++] = i;
+        }
+        if (np > 0 && poll(pfd, (nfds_t)np, 100) > 0) {
+            for (int j = 0; j < np; j++) {
+                int i = who[j], ret = 0, rc;
+
+                if (!(pfd[j].revents & POLLIN))
+                    continue;
+                rc = ASYNC_start_job(&job[i], ctx[i], &ret, job_fn, NULL, 0);
+                if (rc == ASYNC_FINISH) {
+                    state[i] = 2;
+                    remaining--;
+                    progressed = 1;
+                } else {
+                    ck_assert_int_eq(rc, ASYNC_PAUSE);
+                }
+                progressed = 1;
+            }
+        }
+        if (progressed)
+            last_progress = now_ns();
+        ck_assert_msg(now_ns() - last_progress < 30000000000ull, "async jobs stuck");
+    }
+    for (int i = 0; i < njobs; i++) {
+        bad += res[i].ops - res[i].good;
+        ASYNC_WAIT_CTX_free(ctx[i]);
+    }
+    ASYNC_cleanup_thread();
+    free(job);
+    free(ctx);
+    free(res);
+    free(state);
+    free(pfd);
+    free(who);
+    return bad;
+}
+
+/* ---- flush policy --------------------------------------------------------- */
+
+START_TEST(test_lazy_start_opens_nothing_until_first_op)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+
+    fake_reset();
+    q = mkq(&fake_ops, 16, 1000, 1, 64);
+    qk = mkkey(q, &keys[0]);
+    ck_assert_int_eq(atomic_load(&fake.open_attempts), 0);
+    ck_assert_int_eq(gpursa_queue_devices(q), 0);
+    ck_assert(one_op(q, qk, &keys[0]));
+    ck_assert_int_eq(atomic_load(&fake.opens), 1);
+    ck_assert_int_eq(gpursa_queue_devices(q), 1);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+    ck_assert_int_eq(atomic_load(&fake.keys_live), 0);
+}
+END_TEST
+
+START_TEST(test_size_flush_full_batch_goes_before_deadline)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    tkey *k = &keys[0];
+    uint64_t t0;
+
+    fake_reset();
+    q = mkq(&fake_ops, 8, 10000000, 1, 1024);   /* deadline 10 s */
+    qk = mkkey(q, k);
+    t0 = now_ns();
+    ck_assert_int_eq(run_threads(q, &qk, &k, 1, 8, 1), 0);
+    ck_assert_msg(now_ns() - t0 < 3000000000ull, "a full batch waited for the deadline");
+    ck_assert_int_eq(atomic_load(&fake.batches), 1);
+    ck_assert_int_eq(fake.log[0], 8);
+    ck_assert_uint_eq(atomic_load(&stats.batches), 1);
+    ck_assert_uint_eq(atomic_load(&stats.batch_items), 8);
+    ck_assert_uint_eq(ops_total(), 8);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+START_TEST(test_deadline_flush_partial_batch_after_max_wait)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    tkey *k = &keys[0];
+    uint64_t t0, dt;
+
+    fake_reset();
+    q = mkq(&fake_ops, 64, 200000, 1, 1024);    /* deadline 200 ms */
+    qk = mkkey(q, k);
+    ck_assert(one_op(q, qk, k));                 /* starts the runtime */
+    t0 = now_ns();
+    ck_assert_int_eq(run_threads(q, &qk, &k, 1, 3, 1), 0);
+    dt = now_ns() - t0;
+    ck_assert_msg(dt >= 190000000ull, "flushed after %llu ns, before the deadline",
+                  (unsigned long long)dt);
+    ck_assert_msg(dt < 2000000000ull, "flush too late: %llu ns", (unsigned long long)dt);
+    ck_assert_int_eq(atomic_load(&fake.batches), 2);
+    ck_assert_int_eq(fake.log[0], 1);
+    ck_assert_int_eq(fake.log[1], 3);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+static atomic_int sampler_stop;
+static atomic_uint sampler_max;
+
+static void *sampler(void *arg)
+{
+    gpursa_queue *q = arg;
+
+    while (!atomic_load(&sampler_stop)) {
+        unsigned v = gpursa_queue_inflight(q);
+
+        if (v > atomic_load(&sampler_max))
+            atomic_store(&sampler_max, v);
+        usleep(200);
+    }
+    return NULL;
+}
+
+START_TEST(test_backpressure_bounds_inflight_blocking_threads)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    tkey *k = &keys[0];
+    pthread_t th;
+
+    fake_reset();
+    fake.batch_delay_us = 20000;
+    q = mkq(&fake_ops, 4, 1000, 1, 4);
+    qk = mkkey(q, k);
+    atomic_store(&sampler_stop, 0);
+    atomic_store(&sampler_max, 0);
+    pthread_create(&th, NULL, sampler, q);
+    ck_assert_int_eq(run_threads(q, &qk, &k, 1, 16, 10), 0);
+    atomic_store(&sampler_stop, 1);
+    pthread_join(th, NULL);
+    ck_assert_uint_le(atomic_load(&sampler_max), 4);
+    ck_assert_int_le(atomic_load(&fake.max_items), 4);
+    ck_assert_uint_eq(ops_total(), 160);
+    ck_assert_uint_eq(gpursa_queue_inflight(q), 0);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+START_TEST(test_backpressure_async_jobs_pause_and_retry)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+
+    fake_reset();
+    fake.batch_delay_us = 2000;
+    q = mkq(&fake_ops, 16, 500, 1, 20);
+    qk = mkkey(q, &keys[0]);
+    ck_assert_int_eq(run_async(q, qk, &keys[0], 200, 2), 0);
+    ck_assert_int_le(atomic_load(&fake.max_items), 20);
+    ck_assert_uint_eq(ops_total(), 400);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+START_TEST(test_crossover_small_batches_run_on_cpu_workers)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+
+    fake_reset();
+    q = mkq(&fake_ops, 64, 20000, 5, 1024);
+    qk = mkkey(q, &keys[0]);
+    /* A lone blocking caller: no batch of 5 forms in time, so inline. */
+    ck_assert(one_op(q, qk, &keys[0]));
+    ck_assert_uint_eq(atomic_load(&stats.fb_inline), 1);
+    /* Async callers always queue: 2 < 5 go to the CPU workers ... */
+    ck_assert_int_eq(run_async(q, qk, &keys[0], 2, 1), 0);
+    ck_assert_uint_eq(atomic_load(&stats.fb_small_batch), 2);
+    ck_assert_int_eq(atomic_load(&fake.batches), 0);
+    /* ... and 8 >= 5 go to the device as one batch. */
+    ck_assert_int_eq(run_async(q, qk, &keys[0], 8, 1), 0);
+    ck_assert_int_eq(atomic_load(&fake.batches), 1);
+    ck_assert_int_eq(fake.log[0], 8);
+    ck_assert_uint_eq(atomic_load(&stats.ops_gpu), 8);
+    ck_assert_uint_eq(atomic_load(&stats.ops_cpu), 3);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+START_TEST(test_crossover_measured_at_startup)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    int x;
+
+    fake_reset();
+    /* batch = 5 ms + 20 us/item, CPU ~1 ms/op: the device wins from ~5 items */
+    fake.batch_delay_us = 5000;
+    fake.item_delay_us = 20;
+    cpu_delay_us = 1000;
+    q = mkq(&fake_ops, 64, 1000, -1, 1024);
+    qk = mkkey(q, &keys[0]);
+    ck_assert_int_eq(gpursa_queue_min_gpu_batch(q, 1024), -1);
+    ck_assert_int_eq(run_async(q, qk, &keys[0], 1, 1), 0);
+    x = gpursa_queue_min_gpu_batch(q, 1024);
+    ck_assert_msg(x >= 4 && x <= 8, "measured crossover %d, expected about 5", x);
+    /* The device never wins when the CPU is faster than its per-item cost. */
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+    cpu_delay_us = 0;
+    fake_reset();
+    fake.batch_delay_us = 2000;
+    fake.item_delay_us = 3000;
+    q = mkq(&fake_ops, 64, 1000, -1, 1024);
+    qk = mkkey(q, &keys[0]);
+    ck_assert_int_eq(run_async(q, qk, &keys[0], 1, 1), 0);
+    ck_assert_int_eq(gpursa_queue_min_gpu_batch(q, 1024), INT_MAX);
+    ck_assert_int_eq(run_async(q, qk, &keys[0], 8, 1), 0);
+    ck_assert_uint_eq(atomic_load(&stats.fb_small_batch), 8);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+/* ---- failures ------------------------------------------------------------- */
+
+START_TEST(test_fault_items_recomputed_on_cpu_never_released)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk[2];
+    tkey *k[2] = { &keys[0], &keys[1] };
+    int n = 8 * 100 / scale;
+
+    fake_reset();
+    fake.fault_permille = 200;
+    q = mkq(&fake_ops, 32, 1000, 1, 1024);
+    qk[0] = mkkey(q, k[0]);
+    qk[1] = mkkey(q, k[1]);
+    ck_assert_int_eq(run_threads(q, qk, k, 2, 8, n / 8), 0);
+    ck_assert_uint_eq(ops_total(), (uint64_t)(n / 8 * 8));
+    ck_assert(atomic_load(&fake.faults) > 0);
+    ck_assert_uint_eq(atomic_load(&stats.faults), (uint64_t)atomic_load(&fake.faults));
+    gpursa_queue_key_free(qk[0]);
+    gpursa_queue_key_free(qk[1]);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+START_TEST(test_failed_batches_complete_on_cpu_exactly_once)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    tkey *k = &keys[0];
+    int per = 100 / scale;
+
+    fake_reset();
+    fake.fail_submit_permille = 150;
+    fake.fail_wait_permille = 150;
+    q = mkq(&fake_ops, 16, 500, 1, 1024);
+    qk = mkkey(q, k);
+    ck_assert_int_eq(run_threads(q, &qk, &k, 1, 16, per), 0);
+    ck_assert_int_eq(run_async(q, qk, k, 64, 2), 0);
+    ck_assert_uint_eq(ops_total(), (uint64_t)(16 * per + 128));
+    ck_assert(atomic_load(&fake.failed_batches) > 0);
+    ck_assert(atomic_load(&stats.fb_gpu_error) > 0);
+    ck_assert_uint_eq(gpursa_queue_inflight(q), 0);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+START_TEST(test_device_loss_reopens_with_backoff)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    tkey *k = &keys[0];
+    uint64_t t0, gpu_before;
+    int a;
+
+    fake_reset();
+    q = mkq(&fake_ops, 8, 500, 1, 1024);
+    qk = mkkey(q, k);
+    ck_assert_int_eq(run_async(q, qk, k, 8, 1), 0);
+    ck_assert_int_eq(atomic_load(&fake.opens), 1);
+    /* Lose the device; the first two reopen attempts fail. */
+    atomic_store(&fake.lost_next, 1);
+    atomic_store(&fake.open_fail, 2);
+    ck_assert_int_eq(run_async(q, qk, k, 8, 1), 0);
+    t0 = now_ns();
+    gpu_before = atomic_load(&stats.ops_gpu);
+    while (atomic_load(&fake.opens) < 2 && now_ns() - t0 < 5000000000ull) {
+        ck_assert_int_eq(run_async(q, qk, k, 4, 1), 0);
+        usleep(2000);
+    }
+    ck_assert_int_eq(atomic_load(&fake.opens), 2);
+    a = atomic_load(&fake.open_attempts);
+    ck_assert_int_eq(a, 4);
+    /* back-off doubles: 10, 20, 40 ms */
+    {
+        uint64_t g1 = fake.open_time_ns[2] - fake.open_time_ns[1];
+        uint64_t g2 = fake.open_time_ns[3] - fake.open_time_ns[2];
+
+        ck_assert_msg(g2 > g1 + g1 / 2, "back-off did not grow: %llu then %llu ns",
+                      (unsigned long long)g1, (unsigned long long)g2);
+    }
+    ck_assert(atomic_load(&stats.fb_gpu_error) >= 8 || atomic_load(&stats.fb_no_device) > 0);
+    /* Back on the device. */
+    ck_assert_int_eq(run_async(q, qk, k, 8, 1), 0);
+    ck_assert(atomic_load(&stats.ops_gpu) > gpu_before);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+    ck_assert_int_eq(atomic_load(&fake.keys_live), 0);
+}
+END_TEST
+
+START_TEST(test_no_device_all_on_cpu)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+
+    fake_reset();
+    fake.device_count = 0;
+    q = mkq(&fake_ops, 8, 500, 1, 1024);
+    qk = mkkey(q, &keys[0]);
+    ck_assert(one_op(q, qk, &keys[0]));
+    ck_assert_int_eq(run_async(q, qk, &keys[0], 4, 1), 0);
+    ck_assert_uint_eq(atomic_load(&stats.fb_no_device), 5);
+    ck_assert_uint_eq(atomic_load(&stats.ops_cpu), 5);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+START_TEST(test_unsupported_key_goes_to_cpu)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    gpursa_rsa_key_material km = keys[0].km;
+
+    fake_reset();
+    q = mkq(&fake_ops, 8, 500, 1, 1024);
+    km.p = NULL;                 /* no CRT parts: the GPU path cannot take it */
+    km.p_len = 0;
+    ck_assert_int_eq(gpursa_queue_key_new(q, &km, test_cpu, &keys[0], &qk), 1);
+    ck_assert_int_eq(gpursa_queue_key_gpu_bits(qk), 0);
+    ck_assert(one_op(q, qk, &keys[0]));
+    ck_assert_uint_eq(atomic_load(&stats.fb_unsupported_key), 1);
+    ck_assert_int_eq(atomic_load(&fake.open_attempts), 0);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+/* ---- stress, async, fork ---------------------------------------------------- */
+
+START_TEST(test_stress_64_threads_every_result_checked)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk[3];
+    tkey *k[3] = { &keys[0], &keys[1], &keys[2] };
+    int per = 2000 / scale;
+
+    fake_reset();
+    fake.fault_permille = 5;
+    q = mkq(&fake_ops, 256, 1000, 1, 4096);
+    for (int i = 0; i < 3; i++)
+        qk[i] = mkkey(q, k[i]);
+    /* mostly 1024-bit; the 2048-bit key rides along in its own size class */
+    ck_assert_int_eq(run_threads(q, qk, k, 2, 62, per), 0);
+    ck_assert_int_eq(run_threads(q, &qk[2], &k[2], 1, 2, per / 20 + 1), 0);
+    ck_assert_uint_eq(ops_total(), (uint64_t)(62 * per + 2 * (per / 20 + 1)));
+    ck_assert(atomic_load(&stats.batches) > 0);
+    for (int i = 0; i < 3; i++)
+        gpursa_queue_key_free(qk[i]);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+START_TEST(test_async_1024_jobs_one_thread)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    int ops = scale > 1 ? 1 : 4;
+
+    fake_reset();
+    q = mkq(&fake_ops, 256, 1000, 1, 65536);
+    qk = mkkey(q, &keys[0]);
+    ck_assert_int_eq(run_async(q, qk, &keys[0], 1024, ops), 0);
+    ck_assert_uint_eq(ops_total(), (uint64_t)(1024 * ops));
+    /* the jobs formed real batches */
+    ck_assert_msg(atomic_load(&stats.batch_items) > 4 * atomic_load(&stats.batches),
+                  "mean batch %llu/%llu", (unsigned long long)atomic_load(&stats.batch_items),
+                  (unsigned long long)atomic_load(&stats.batches));
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+static int child_signs(gpursa_queue *q, gpursa_queue_key *qk, tkey *k)
+{
+    tkey *kk = k;
+
+    if (run_threads(q, &qk, &kk, 1, 4, 25) != 0)
+        return 1;
+    if (run_async(q, qk, k, 16, 2) != 0)
+        return 2;
+    /* the child runs its own dispatcher on its own device handle */
+    if (atomic_load(&fake.opens) < 1 || gpursa_queue_devices(q) != 1)
+        return 3;
+    return 0;
+}
+
+START_TEST(test_fork_children_sign_parent_keeps_working)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    tkey *k = &keys[0];
+    pid_t pid[3];
+
+    fake_reset();
+    q = mkq(&fake_ops, 16, 500, 1, 1024);
+    qk = mkkey(q, k);
+    /* A fork before any operation: nothing was opened in the parent. */
+    pid[0] = fork();
+    if (pid[0] == 0)
+        _exit(child_signs(q, qk, k));
+    {
+        int st;
+
+        ck_assert_int_eq(waitpid(pid[0], &st, 0), pid[0]);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child failed: %d", st);
+    }
+    ck_assert_int_eq(atomic_load(&fake.open_attempts), 0);
+    /* The parent uses the queue, then children fork with its threads live. */
+    ck_assert_int_eq(run_threads(q, &qk, &k, 1, 4, 10), 0);
+    for (int i = 1; i < 3; i++) {
+        pid[i] = fork();
+        if (pid[i] == 0)
+            _exit(child_signs(q, qk, k));
+    }
+    ck_assert_int_eq(run_async(q, qk, k, 32, 2), 0);
+    for (int i = 1; i < 3; i++) {
+        int st;
+
+        ck_assert_int_eq(waitpid(pid[i], &st, 0), pid[i]);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d failed: %d", i, st);
+    }
+    ck_assert_int_eq(atomic_load(&fake.opens), 1);
+    ck_assert_uint_eq(ops_total(), 40 + 64);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+START_TEST(test_two_devices_share_the_work)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    tkey *k = &keys[0];
+
+    fake_reset();
+    fake.device_count = 2;
+    fake.batch_delay_us = 5000;
+    q = mkq(&fake_ops, 16, 500, 1, 4096);
+    qk = mkkey(q, k);
+    ck_assert_int_eq(run_threads(q, &qk, &k, 1, 32, 10), 0);
+    dump_stats("two devices");
+    ck_assert_int_eq(gpursa_queue_devices(q), 2);
+    ck_assert_int_eq(atomic_load(&fake.opens), 2);
+    ck_assert_int_eq(atomic_load(&fake.keys_live), 2);   /* uploaded to each */
+    ck_assert_uint_eq(ops_total(), 320);
+    gpursa_queue_key_free(qk);
+    ck_assert_int_eq(atomic_load(&fake.keys_live), 0);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+/* ---- the real host backend ----------------------------------------------------- */
+
+START_TEST(test_host_backend_threads_and_async)
+{
+    const gpursa_gpu_backend_ops *host = gpursa_gpu_backend(GPURSA_BACKEND_HOST);
+    gpursa_queue *q;
+    gpursa_queue_key *qk[2];
+    tkey *k[2] = { &keys[0], &keys[2] };
+
+    if (host == NULL)
+        return;                  /* not built: nothing to test */
+    q = mkq(host, 32, 2000, -1, 1024);      /* host: -1 means every batch */
+    qk[0] = mkkey(q, k[0]);
+    qk[1] = mkkey(q, k[1]);
+    ck_assert_int_eq(run_threads(q, qk, k, 2, 4, 6), 0);
+    ck_assert_int_eq(run_async(q, qk[0], k[0], 32, 1), 0);
+    dump_stats("host");
+    ck_assert_uint_eq(ops_total(), 24 + 32);
+    ck_assert(atomic_load(&stats.ops_host) > 0);
+    ck_assert_uint_eq(atomic_load(&stats.faults), 0);
+    gpursa_queue_key_free(qk[0]);
+    gpursa_queue_key_free(qk[1]);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+START_TEST(test_backend_cpu_means_no_queue)
+{
+    gpursa_config cfg;
+    gpursa_queue *q = (gpursa_queue *)&cfg;
+
+    gpursa_config_defaults(&cfg);
+    cfg.backend = GPURSA_CFG_BACKEND_CPU;
+    ck_assert_int_eq(gpursa_queue_new(&cfg, &stats, NULL, &q), 1);
+    ck_assert_ptr_null(q);
+}
+END_TEST
+
+static Suite *queue_suite(void)
+{
+    Suite *s = suite_create("queue");
+    TCase *tc;
+
+    tc = tcase_create("flush");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_lazy_start_opens_nothing_until_first_op);
+    tcase_add_test(tc, test_size_flush_full_batch_goes_before_deadline);
+    tcase_add_test(tc, test_deadline_flush_partial_batch_after_max_wait);
+    tcase_add_test(tc, test_backpressure_bounds_inflight_blocking_threads);
+    tcase_add_test(tc, test_backpressure_async_jobs_pause_and_retry);
+    tcase_add_test(tc, test_crossover_small_batches_run_on_cpu_workers);
+    tcase_add_test(tc, test_crossover_measured_at_startup);
+    tcase_add_test(tc, test_backend_cpu_means_no_queue);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("failures");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_fault_items_recomputed_on_cpu_never_released);
+    tcase_add_test(tc, test_failed_batches_complete_on_cpu_exactly_once);
+    tcase_add_test(tc, test_device_loss_reopens_with_backoff);
+    tcase_add_test(tc, test_no_device_all_on_cpu);
+    tcase_add_test(tc, test_unsupported_key_goes_to_cpu);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("stress");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_stress_64_threads_every_result_checked);
+    tcase_add_test(tc, test_async_1024_jobs_one_thread);
+    tcase_add_test(tc, test_fork_children_sign_parent_keeps_working);
+    tcase_add_test(tc, test_two_devices_share_the_work);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("host");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_host_backend_threads_and_async);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr;
+    int failed;
+
+    if (getenv("GPURSA_TEST_SCALE") != NULL && atoi(getenv("GPURSA_TEST_SCALE")) > 0)
+        scale = atoi(getenv("GPURSA_TEST_SCALE"));
+    tkey_make(&keys[0], 1024);
+    tkey_make(&keys[1], 1024);
+    tkey_make(&keys[2], 2048);
+    sr = srunner_create(queue_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
