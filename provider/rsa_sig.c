@@ -753,15 +753,21 @@ static int sig_verify(void *vctx, const unsigned char *sig, size_t siglen,
                       const unsigned char *tbs, size_t tbslen)
 {
     GPURSA_SIG_CTX *ctx = vctx;
+    int r;
 
     if (ctx->operation != EVP_PKEY_OP_VERIFY) {
         GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_OPERATION_NOT_SUPPORTED,
                          "the context was not initialised for verifying");
         return 0;
     }
-    /* a mismatch leaves the default provider's reason on the error queue */
-    return sig_sync_delegate(ctx)
-           && EVP_PKEY_verify(ctx->delegate, sig, siglen, tbs, tbslen) > 0;
+    if (!sig_sync_delegate(ctx))
+        return 0;
+    /* 0, a mismatch, leaves the default provider's reason on the queue;
+     * below 0 the delegated context itself failed */
+    r = EVP_PKEY_verify(ctx->delegate, sig, siglen, tbs, tbslen);
+    if (r < 0)
+        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_FALLBACK_FAILED, "delegated verify failed");
+    return r > 0;
 }
 
 static int sig_verify_recover(void *vctx, unsigned char *rout, size_t *routlen,

@@ -231,7 +231,8 @@ int gpursa_emsa_pkcs1_encode(const GPURSA_PROV_CTX *provctx,
     memset(em + 2, 0xff, pslen);
     em[2 + pslen] = 0x00;
     memcpy(em + 3 + pslen, prefix, d.pos);
-    memcpy(em + 3 + pslen + d.pos, tbs, tbslen);
+    if (tbslen > 0)
+        memcpy(em + 3 + pslen + d.pos, tbs, tbslen);
     return 1;
 
  internal:

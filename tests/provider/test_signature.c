@@ -42,7 +42,7 @@ static TKEY keys[NKEYS] = {
 /* Digests RSA signatures accept in both providers. */
 static const char *const digests[] = {
     "SHA1", "SHA224", "SHA256", "SHA384", "SHA512", "SHA512-224", "SHA512-256",
-    "SHA3-224", "SHA3-256", "SHA3-384", "SHA3-512", "MD5",
+    "SHA3-224", "SHA3-256", "SHA3-384", "SHA3-512", "MD5", "RIPEMD160",
 };
 #define NDIGESTS (sizeof(digests) / sizeof(digests[0]))
 
@@ -950,6 +950,12 @@ START_TEST(test_digest_fixed_during_digest_sign)
     expect_error("digest change mid digest-sign", 1);
     set_sigp(pctx, &(SIGP){ NULL, "SHA256", NULL, NULL }, 1);  /* restating is fine */
     ck_assert_int_eq(EVP_DigestSignFinal(mctx, sig, &sl), 1);
+    ck_assert_int_eq(digest_verify(k->d, 0, &(SIGP){ "pkcs1", "SHA256", NULL, NULL }, msg,
+                                   sizeof(msg), 1, sig, sl), 1);
+    /* no digest named: the key's default digest (SHA-256) */
+    ck_assert_int_gt(EVP_DigestSignInit_ex(mctx, NULL, NULL, libctx, GP, k->g, NULL), 0);
+    sl = sizeof(sig);
+    ck_assert_int_eq(EVP_DigestSign(mctx, sig, &sl, msg, sizeof(msg)), 1);
     ck_assert_int_eq(digest_verify(k->d, 0, &(SIGP){ "pkcs1", "SHA256", NULL, NULL }, msg,
                                    sizeof(msg), 1, sig, sl), 1);
     /* a nonsense digest at digest-sign init */
