@@ -512,6 +512,13 @@ START_TEST(bad_padding_modes)
     EVP_PKEY_CTX *ctx = op_ctx(t->g, GP, 1, NULL);
     OSSL_PARAM params[2];
     const int bad[] = { RSA_X931_PADDING, RSA_PKCS1_PSS_PADDING, 0, 99, -1 };
+    static const struct { const char *key, *value; int reason; } bad_strings[] = {
+        { OSSL_ASYM_CIPHER_PARAM_PAD_MODE, "x931", GPURSA_R_BAD_PADDING_MODE },
+        { OSSL_ASYM_CIPHER_PARAM_PAD_MODE, "pss", GPURSA_R_BAD_PADDING_MODE },
+        { OSSL_ASYM_CIPHER_PARAM_PAD_MODE, "", GPURSA_R_BAD_PADDING_MODE },
+        { OSSL_ASYM_CIPHER_PARAM_OAEP_DIGEST, "NOT-A-DIGEST", GPURSA_R_BAD_DIGEST },
+        { OSSL_ASYM_CIPHER_PARAM_MGF1_DIGEST, "SHAKE256", GPURSA_R_BAD_DIGEST },
+    };
     size_t i;
 
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -522,18 +529,12 @@ START_TEST(bad_padding_modes)
         ck_assert_int_eq(EVP_PKEY_CTX_set_params(ctx, params), 0);
         ck_assert(tu_gpursa_error(GPURSA_R_BAD_PADDING_MODE));
     }
-    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_ASYM_CIPHER_PARAM_PAD_MODE, "x931", 0);
-    ck_assert_int_eq(EVP_PKEY_CTX_set_params(ctx, params), 0);
-    ck_assert(tu_gpursa_error(GPURSA_R_BAD_PADDING_MODE));
-    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_ASYM_CIPHER_PARAM_PAD_MODE, "pss", 0);
-    ck_assert_int_eq(EVP_PKEY_CTX_set_params(ctx, params), 0);
-    ck_assert(tu_gpursa_error(GPURSA_R_BAD_PADDING_MODE));
-    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_ASYM_CIPHER_PARAM_OAEP_DIGEST, "NOT-A-DIGEST", 0);
-    ck_assert_int_eq(EVP_PKEY_CTX_set_params(ctx, params), 0);
-    ck_assert(tu_gpursa_error(GPURSA_R_BAD_DIGEST));
-    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_ASYM_CIPHER_PARAM_MGF1_DIGEST, "SHAKE256", 0);
-    ck_assert_int_eq(EVP_PKEY_CTX_set_params(ctx, params), 0);
-    ck_assert(tu_gpursa_error(GPURSA_R_BAD_DIGEST));
+    for (i = 0; i < sizeof(bad_strings) / sizeof(bad_strings[0]); i++) {
+        params[0] = OSSL_PARAM_construct_utf8_string(bad_strings[i].key,
+                                                     (char *)bad_strings[i].value, 0);
+        ck_assert_int_eq(EVP_PKEY_CTX_set_params(ctx, params), 0);
+        ck_assert_msg(tu_gpursa_error(bad_strings[i].reason), "%s", bad_strings[i].value);
+    }
     EVP_PKEY_CTX_free(ctx);
 }
 END_TEST
