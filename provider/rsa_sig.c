@@ -213,9 +213,14 @@ static int sig_parse_pad_mode(GPURSA_SIG_CTX *ctx, const OSSL_PARAM *p, int *pad
     if (p->data_type == OSSL_PARAM_INTEGER) {
         if (!OSSL_PARAM_get_int(p, pad))
             goto bad;
-    } else if (p->data_type == OSSL_PARAM_UTF8_STRING && p->data != NULL) {
+    } else if (p->data_type == OSSL_PARAM_UTF8_STRING) {
+        /* copied out: the caller's string need not be NUL-terminated */
+        char name[16], *pname = name;
+
+        if (!OSSL_PARAM_get_utf8_string(p, &pname, sizeof(name)))
+            goto bad;
         for (i = 0; sig_pad_names[i].ptr != NULL; i++)
-            if (strcmp(p->data, sig_pad_names[i].ptr) == 0)
+            if (strcmp(name, sig_pad_names[i].ptr) == 0)
                 break;
         if (sig_pad_names[i].ptr == NULL)
             goto bad;
@@ -251,8 +256,11 @@ static int sig_parse_saltlen(GPURSA_SIG_CTX *ctx, const OSSL_PARAM *p, int *salt
     if (p->data_type == OSSL_PARAM_INTEGER) {
         if (!OSSL_PARAM_get_int(p, saltlen))
             goto bad;
-    } else if (p->data_type == OSSL_PARAM_UTF8_STRING && p->data != NULL) {
-        const char *s = p->data;
+    } else if (p->data_type == OSSL_PARAM_UTF8_STRING) {
+        char s[24], *ps = s;
+
+        if (!OSSL_PARAM_get_utf8_string(p, &ps, sizeof(s)))
+            goto bad;
 
         if (strcmp(s, OSSL_PKEY_RSA_PSS_SALT_LEN_DIGEST) == 0) {
             *saltlen = RSA_PSS_SALTLEN_DIGEST;

@@ -965,6 +965,30 @@ START_TEST(test_digest_fixed_during_digest_sign)
 }
 END_TEST
 
+/* Digest parameters pass through the signature context to its digest. */
+START_TEST(test_md_params_pass_through)
+{
+    const TKEY *k = &keys[K2048];
+    EVP_MD_CTX *mctx = EVP_MD_CTX_new();
+    const OSSL_PARAM *settable;
+    unsigned char ms[48] = { 5 }, sig[MAXSIG];
+    size_t sl = sizeof(sig);
+    OSSL_PARAM set[] = {
+        OSSL_PARAM_octet_string(OSSL_DIGEST_PARAM_SSL3_MS, ms, sizeof(ms)),
+        OSSL_PARAM_END
+    };
+
+    /* SHA-1 is the digest with a settable parameter (SSLv3's master secret) */
+    ck_assert_int_gt(EVP_DigestSignInit_ex(mctx, NULL, "SHA1", libctx, GP, k->g, NULL), 0);
+    ck_assert_ptr_nonnull(settable = EVP_MD_CTX_settable_params(mctx));
+    ck_assert_ptr_nonnull(OSSL_PARAM_locate_const(settable, OSSL_DIGEST_PARAM_SSL3_MS));
+    ck_assert_int_eq(EVP_MD_CTX_set_params(mctx, set), 1);
+    ck_assert_int_eq(EVP_DigestSignUpdate(mctx, ms, 10), 1);
+    ck_assert_int_eq(EVP_DigestSignFinal(mctx, sig, &sl), 1);
+    EVP_MD_CTX_free(mctx);
+}
+END_TEST
+
 /* Multi-prime keys sign through the fallback and still match default. */
 START_TEST(test_multi_prime_key)
 {
@@ -1020,6 +1044,7 @@ static Suite *make_signature_suite(void)
     ADD(test_public_key_cannot_sign, 0);
     ADD(test_garbage_signatures_do_not_verify, 0);
     ADD(test_digest_fixed_during_digest_sign, 0);
+    ADD(test_md_params_pass_through, 0);
     ADD(test_multi_prime_key, 0);
 #undef ADD
     return s;
