@@ -1,0 +1,83 @@
+#!/bin/sh
+# RSA decryption through the openssl CLI with the build-tree gpursa module:
+# the default provider encrypts (pkeyutl -encrypt) and gpursa decrypts to the
+# same bytes, and the reverse, for PKCS#1 v1.5, OAEP (digests, MGF1 digest,
+# label) and no padding; implicit rejection gives a stable synthetic answer,
+# or an error when switched off; bad input gets a gpursa error. The stats
+# line shows that gpursa did the private operations.
+set -eu
+
+OPENSSL=${OPENSSL:-openssl}
+if [ -z "${OPENSSL_MODULES:-}" ] || [ ! -e "$OPENSSL_MODULES/gpursa.so" ]; then
+    echo "SKIP: OPENSSL_MODULES does not hold gpursa.so" >&2
+    exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+
+# "?provider=gpursa" prefers gpursa; a hard "provider=gpursa" would also
+# refuse the default provider's file loader for key.pem
+G="-provider gpursa -provider default -propquery ?provider=gpursa"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# run a gpursa command with the stats line on; it must count a private op
+gp_dec() {
+    GPURSA_STATS=1 "$@" 2> stats.txt || { cat stats.txt >&2; return 1; }
+    grep -q 'gpursa: ops gpu=0 host=0 cpu=0 ' stats.txt && { cat stats.txt >&2; fail "no private op in gpursa: $*"; }
+    return 0
+}
+
+for bits in 2048 3072; do
+    $OPENSSL genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:$bits -out key.pem 2>/dev/null
+    $OPENSSL pkey -in key.pem -pubout -out pub.pem
+    k=$((bits / 8))
+
+    for opts in "-pkeyopt rsa_padding_mode:pkcs1" \
+                "-pkeyopt rsa_padding_mode:oaep" \
+                "-pkeyopt rsa_padding_mode:oaep -pkeyopt rsa_oaep_md:sha256 -pkeyopt rsa_oaep_label:0a0b0c" \
+                "-pkeyopt rsa_padding_mode:oaep -pkeyopt rsa_oaep_md:sha512 -pkeyopt rsa_mgf1_md:sha1" \
+                "-pkeyopt rsa_padding_mode:oaep -pkeyopt rsa_oaep_md:sha384 -pkeyopt rsa_mgf1_md:sha256 -pkeyopt rsa_oaep_label:ff"; do
+        for len in 0 1 32; do
+            head -c $len /dev/urandom > msg
+            # default encrypts, gpursa decrypts
+            $OPENSSL pkeyutl -encrypt -pubin -inkey pub.pem -in msg -out ct $opts
+            gp_dec $OPENSSL pkeyutl -decrypt $G -inkey key.pem -in ct -out pt $opts \
+                || fail "gpursa cannot decrypt $bits $opts"
+            cmp -s msg pt || fail "gpursa decrypted other bytes: $bits $opts len $len"
+            # gpursa encrypts (delegated), default decrypts
+            $OPENSSL pkeyutl -encrypt $G -pubin -inkey pub.pem -in msg -out ct2 $opts
+            $OPENSSL pkeyutl -decrypt -inkey key.pem -in ct2 -out pt2 $opts
+            cmp -s msg pt2 || fail "default decrypted other bytes: $bits $opts len $len"
+        done
+    done
+
+    # no padding: both providers agree on the raw value
+    { printf '\000'; head -c $((k - 1)) /dev/urandom; } > raw
+    $OPENSSL pkeyutl -encrypt -pubin -inkey pub.pem -in raw -out ct -pkeyopt rsa_padding_mode:none
+    gp_dec $OPENSSL pkeyutl -decrypt $G -inkey key.pem -in ct -out pt -pkeyopt rsa_padding_mode:none \
+        || fail "gpursa cannot decrypt raw $bits"
+    cmp -s raw pt || fail "raw decryption differs $bits"
+
+    # a ciphertext that is not PKCS#1: implicit rejection answers the same
+    # synthetic message twice and no error; switched off, an error
+    { printf '\001'; head -c $((k - 1)) /dev/urandom; } > junk
+    gp_dec $OPENSSL pkeyutl -decrypt $G -inkey key.pem -in junk -out s1 \
+        || fail "implicit rejection gave an error ($bits)"
+    gp_dec $OPENSSL pkeyutl -decrypt $G -inkey key.pem -in junk -out s2 \
+        -pkeyopt implicit-rejection:1 || fail "implicit rejection gave an error ($bits)"
+    cmp -s s1 s2 || fail "synthetic message differs between runs ($bits)"
+    [ "$(wc -c < s1)" -le $((k - 11)) ] || fail "synthetic message too long ($bits)"
+    if $OPENSSL pkeyutl -decrypt $G -inkey key.pem -in junk -out s3 \
+        -pkeyopt implicit-rejection:0 2> err.txt; then
+        fail "bad padding accepted with implicit rejection off ($bits)"
+    fi
+    grep -q "gpursa" err.txt || { cat err.txt >&2; fail "no gpursa error for bad padding"; }
+
+    # wrong-length ciphertext
+    head -c $((k - 1)) junk > short
+    rc=0
+    $OPENSSL pkeyutl -decrypt $G -inkey key.pem -in short -out pt 2> err.txt || rc=$?
+    [ $rc -ne 0 ] && [ $rc -lt 128 ] || fail "short ciphertext: exit $rc"
+    grep -q "gpursa" err.txt || { cat err.txt >&2; fail "no gpursa error for a short ciphertext"; }
+done
+echo "PASS: openssl CLI decryption through gpursa"
