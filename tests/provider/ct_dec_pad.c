@@ -12,7 +12,21 @@
  * Run without valgrind, the program starts itself under valgrind (the path
  * configure found); with no valgrind it reports a skip.
  */
-#define GPURSA_CT_VALGRIND 1
+#if defined(__has_include)
+# if __has_include(<valgrind/memcheck.h>)
+#  define GPURSA_CT_VALGRIND 1
+# endif
+#endif
+
+#ifndef GPURSA_CT_VALGRIND
+# include <stdio.h>
+
+int main(void)
+{
+    printf("1..0 # SKIP valgrind/memcheck.h is not installed\n");
+    return 0;
+}
+#else
 #include "provider/rsa_dec_pad.c"
 
 #include <stdio.h>
@@ -230,3 +244,4 @@ int main(int argc, char **argv)
     printf("1..%d\n", ntests);
     return nfailed == 0 ? 0 : 1;
 }
+#endif /* GPURSA_CT_VALGRIND */
