@@ -222,9 +222,15 @@ static int fake_batch_wait(gpursa_gpu_batch *b)
                                             + fake.item_delay_us * b->n) * 1000u;
     int rc = b->fail;
 
-    for (size_t i = 0; i < b->n; i++)
+    for (size_t i = 0; i < b->n; i++) {
+        if (rc == GPURSA_GPU_OK && fake.nop) {
+            memcpy(b->items[i].out, b->items[i].in, b->items[i].key->len);
+            b->items[i].status = GPURSA_ITEM_OK;
+            continue;
+        }
         b->items[i].status = rc == GPURSA_GPU_OK ? fake_item(&b->items[i], b->ctx)
                                                   : GPURSA_ITEM_PENDING;
+    }
     for (uint64_t now = fake_now(); now < end; now = fake_now())
         usleep((useconds_t)((end - now) / 1000u) + 1);
     atomic_fetch_sub(&fake.cur_items, (int)b->n);
