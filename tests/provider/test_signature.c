@@ -556,6 +556,20 @@ START_TEST(test_algorithm_id_matches_default)
             }
         }
     }
+    /* no digest, and no padding: compare what each side says (or refuses) */
+    {
+        static const SIGP bare[] = { { "pkcs1", NULL, NULL, NULL }, { "none", NULL, NULL, NULL } };
+
+        for (i = 0; i < 2; i++) {
+            gr = sign_ctx_aid(k, 1, &bare[i], ga, &gl);
+            dr = sign_ctx_aid(k, 0, &bare[i], da, &dl);
+            ck_assert_msg(gr == dr, "%s without digest: gpursa %d default %d", bare[i].pad, gr, dr);
+            if (dr) {
+                ck_assert_uint_eq(gl, dl);
+                ck_assert_mem_eq(ga, da, gl);
+            }
+        }
+    }
     ck_assert_int_gt(compared, 100);
     /* the same through a digest-sign context, as X.509 signing reads it */
     {
