@@ -66,6 +66,7 @@ static gpursa_gpu_key *gpursa_dev_key(gpursa_dev *d, gpursa_queue_key *qk, int *
                 e->gk = NULL;
                 e->unsupported = 1;
                 *unsupported = 1;
+                atomic_store_explicit(&qk->refused, 1, memory_order_relaxed);
             }
         }
     }

@@ -438,7 +438,7 @@ int gpursa_queue_private(gpursa_queue *q, gpursa_queue_key *qk,
 
     if (q == NULL || qk == NULL || in == NULL || out == NULL || len != qk->len)
         return 0;
-    if (qk->bits == 0)
+    if (qk->bits == 0 || atomic_load_explicit(&qk->refused, memory_order_relaxed))
         return gpursa_cpu_inline(q, qk, in, out, &q->stats->fb_unsupported_key);
     rt = gpursa_rt_get(q);
     if (rt == NULL || rt->ndev == 0)

@@ -78,6 +78,7 @@ struct gpursa_queue_key {
     void *cpu_arg;
     size_t len;                  /* modulus bytes */
     int bits;                    /* gpu modulus bits, 0 = CPU only */
+    atomic_int refused;          /* a backend refused the upload: CPU only from now */
     int cls;                     /* size class */
     unsigned char *mat;          /* one allocation holding the copied material */
     size_t mat_len;
