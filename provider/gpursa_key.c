@@ -117,13 +117,14 @@ static void key_clear(GPURSA_KEY *key)
     key->nprimes = 0;
     EVP_PKEY_free(key->fallback);
     key->fallback = NULL;
+    gpursa_queue_key_free(key->qkey);   /* wipes its copies, host and device */
+    key->qkey = NULL;
 }
 
 void gpursa_key_free(GPURSA_KEY *key)
 {
     if (key == NULL)
         return;
-    /* The queue layer frees key->qkey (GPU copies, wiped) once it exists. */
     key_clear(key);
     CRYPTO_THREAD_lock_free(key->lock);
     OPENSSL_free(key);

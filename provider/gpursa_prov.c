@@ -176,6 +176,7 @@ static void gpursa_ctx_free(GPURSA_PROV_CTX *ctx)
 {
     if (ctx == NULL)
         return;
+    gpursa_queue_free(ctx->queue);       /* joins its threads, wipes GPU keys */
     OSSL_PROVIDER_unload(ctx->fallback_default);
     OSSL_LIB_CTX_free(ctx->libctx);
     CRYPTO_THREAD_lock_free(ctx->fallback_lock);
@@ -189,7 +190,6 @@ static void gpursa_teardown(void *vctx)
 
     if (ctx == NULL)
         return;
-    /* The queue layer (issue 3) shuts its dispatcher down here once it exists. */
     if (stats != NULL && strcmp(stats, "1") == 0)
         gpursa_print_stats(ctx);
     gpursa_ctx_free(ctx);
@@ -300,6 +300,11 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
     ctx->libctx = OSSL_LIB_CTX_new_child(handle, in);
     if (ctx->libctx == NULL) {
         GPURSA_RAISE_MSG(ctx, GPURSA_R_INTERNAL, "cannot create the fallback library context");
+        goto err;
+    }
+    /* Opens nothing yet: devices and threads start at the first operation. */
+    if (!gpursa_queue_new(&ctx->config, &ctx->stats, NULL, &ctx->queue)) {
+        GPURSA_RAISE_MSG(ctx, GPURSA_R_BAD_CONFIG, "cannot set up the batching queue");
         goto err;
     }
     gpursa_log(ctx, 2, "loaded, backend=%s max_batch=%u max_wait_us=%u",

@@ -21,10 +21,67 @@ static int gpursa_input_below_modulus(const GPURSA_KEY *key, const unsigned char
     return memcmp(in, nbuf, len) < 0;
 }
 
+/* The queue's view of the key, built on first use: two-prime CRT material
+ * for the GPU path, or only n and e (the queue then always uses the CPU).
+ * NULL when there is no queue (backend=cpu) or it could not be built. */
+static gpursa_queue_key *gpursa_key_qkey(GPURSA_KEY *key)
+{
+    GPURSA_PROV_CTX *ctx = key->provctx;
+    BIGNUM *parts[7] = { key->n, key->e, key->p, key->q, key->dp, key->dq, key->qinv };
+    const unsigned char **ptr[7];
+    size_t *lens[7], total = 0, off = 0;
+    int nparts = key->nprimes == 2 && key->p != NULL && key->q != NULL && key->dp != NULL
+                 && key->dq != NULL && key->qinv != NULL ? 7 : 2;
+    gpursa_rsa_key_material km;
+    gpursa_queue_key *qk = NULL;
+    unsigned char *buf;
+
+    if (ctx->queue == NULL || !CRYPTO_THREAD_read_lock(key->lock))
+        return NULL;
+    qk = key->qkey;
+    CRYPTO_THREAD_unlock(key->lock);
+    if (qk != NULL)
+        return qk;
+    memset(&km, 0, sizeof(km));
+    ptr[0] = &km.n;    lens[0] = &km.n_len;
+    ptr[1] = &km.e;    lens[1] = &km.e_len;
+    ptr[2] = &km.p;    lens[2] = &km.p_len;
+    ptr[3] = &km.q;    lens[3] = &km.q_len;
+    ptr[4] = &km.dp;   lens[4] = &km.dp_len;
+    ptr[5] = &km.dq;   lens[5] = &km.dq_len;
+    ptr[6] = &km.qinv; lens[6] = &km.qinv_len;
+    for (int i = 0; i < nparts; i++)
+        total += (size_t)BN_num_bytes(parts[i]);
+    if ((buf = OPENSSL_secure_malloc(total + 1)) == NULL)
+        return NULL;
+    for (int i = 0; i < nparts; i++) {
+        *ptr[i] = buf + off;
+        *lens[i] = (size_t)BN_bn2bin(parts[i], buf + off);
+        off += *lens[i];
+    }
+    if (!gpursa_queue_key_new(ctx->queue, &km, gpursa_fallback_private_raw, key, &qk))
+        qk = NULL;
+    OPENSSL_secure_clear_free(buf, total + 1);
+    if (qk == NULL || !CRYPTO_THREAD_write_lock(key->lock)) {
+        gpursa_queue_key_free(qk);
+        return NULL;
+    }
+    /* Another thread may have built it meanwhile: keep the first. */
+    if (key->qkey == NULL) {
+        key->qkey = qk;
+    } else {
+        gpursa_queue_key_free(qk);
+        qk = key->qkey;
+    }
+    CRYPTO_THREAD_unlock(key->lock);
+    return qk;
+}
+
 int gpursa_rsa_private_raw(GPURSA_KEY *key, const unsigned char *in,
                            unsigned char *out, size_t len)
 {
     GPURSA_PROV_CTX *ctx = key->provctx;
+    gpursa_queue_key *qk;
 
     if (!gpursa_key_is_private(key)) {
         GPURSA_RAISE(ctx, GPURSA_R_NOT_PRIVATE_KEY);
@@ -39,7 +96,14 @@ int gpursa_rsa_private_raw(GPURSA_KEY *key, const unsigned char *in,
         GPURSA_RAISE(ctx, GPURSA_R_INPUT_TOO_LARGE);
         return 0;
     }
-    /* The queue issue routes supported keys to gpursa_queue_private here. */
+    /* Through the queue (GPU, host backend or CPU, it decides and counts). */
+    if ((qk = gpursa_key_qkey(key)) != NULL) {
+        if (!gpursa_queue_private(ctx->queue, qk, in, out, len)) {
+            GPURSA_RAISE(ctx, GPURSA_R_PRIVATE_OP_FAILED);
+            return 0;
+        }
+        return 1;
+    }
     if (!gpursa_fallback_private_raw(key, in, out, len))
         return 0;
     atomic_fetch_add(&ctx->stats.ops_cpu, 1);
