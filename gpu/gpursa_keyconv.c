@@ -136,14 +136,12 @@ int gpursa_keyconv_load(gpursa_rsa_keydata *kd, const gpursa_rsa_key_material *k
     gpursa_mp_mul(t, kd->p, kd->q, hl, GPURSA_VARIANT_IMAD);
     uint32_t ok = gpursa_mp_eq_mask(t, kd->n, nl) & gpursa_mp_lt_mask(kd->qinv, kd->p, hl) &
                   gpursa_mp_lt_mask(kd->dp, kd->p, hl) & gpursa_mp_lt_mask(kd->dq, kd->q, hl);
-    /* (qinv*R) * q * R^-1 = qinv*q mod p, compared with 1 */
-    gpursa_mont_mul(u, kd->qinv, kd->p_one, kd->p, kd->p0inv, hl, GPURSA_VARIANT_IMAD);
+    /* qinv * (q*R) * R^-1 = qinv*q mod p, compared with 1 */
     gpursa_mp_copy(t, kd->q, hl);
     gpursa_mp_zero(t + hl, hl);
     gpursa_mont_redc(t, t, kd->p, kd->p0inv, hl, GPURSA_VARIANT_IMAD); /* q/R mod p */
     gpursa_mont_mul(t, t, kd->p_rrr, kd->p, kd->p0inv, hl, GPURSA_VARIANT_IMAD); /* q*R */
-    gpursa_mont_mul(u, u, t, kd->p, kd->p0inv, hl, GPURSA_VARIANT_IMAD); /* qinv*q*R */
-    gpursa_mont_from(u, u, kd->p, kd->p0inv, hl, GPURSA_VARIANT_IMAD);
+    gpursa_mont_mul(u, kd->qinv, t, kd->p, kd->p0inv, hl, GPURSA_VARIANT_IMAD);
     gpursa_mp_zero(one, hl);
     one[0] = 1;
     ok &= gpursa_mp_eq_mask(u, one, hl);

@@ -663,6 +663,12 @@ GPURSA_HD void gpursa_mp_sqr_xmad(uint32_t *r, const uint32_t *a, int n)
     }
 }
 
+/* gcc cannot see that u[0..n] is written before it is read when n is not a
+ * constant; the code is right for every n >= 2. */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 /* r = t * R^-1 mod m, two-pass Montgomery reduction with two accumulators:
  * X (the words of t, 32-bit aligned) and U (16-bit aligned).  Each half
  * step clears 16 bits with a 16-bit q, adding LL(q,m) to the aligned
@@ -719,6 +725,9 @@ GPURSA_HD void gpursa_mont_redc_xmad(uint32_t *r, uint32_t *t, const uint32_t *m
     uint32_t top = gpursa_addc(pend, u[n - 1] >> 16, &cf);
     gpursa_mont_final_sub(r, x, top, m, n);
 }
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC diagnostic pop
+#endif
 
 /* ========================================================================
  * Variant dispatch and composite operations

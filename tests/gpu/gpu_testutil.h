@@ -1,0 +1,49 @@
+/*
+ * gpu_testutil.h - GMP oracle helpers for the gpu/ tests: conversions
+ * between mpz_t and limbs / big-endian bytes, edge-case generators, RSA key
+ * generation with GMP, and the backend choice (GPURSA_TEST_BACKEND).
+ */
+#ifndef GPU_TESTUTIL_H
+#define GPU_TESTUTIL_H
+
+#include <gmp.h>
+#include <stdint.h>
+#include "gpu/gpursa_gpu.h"
+
+extern gmp_randstate_t gt_rand;
+void gt_init(void); /* seeds from GPURSA_TEST_SEED or the time, prints the seed */
+
+void gt_to_limbs(uint32_t *a, int n, const mpz_t z);   /* z < 2^(32n) */
+void gt_from_limbs(mpz_t z, const uint32_t *a, int n);
+void gt_to_be(unsigned char *b, size_t len, const mpz_t z);
+
+/* Operand number k (0 .. GT_EDGE_COUNT-1 edge cases, then random) for a
+ * modulus m of n limbs: 0, 1, 2, m-1, m-2, all-ones limbs, 0x7FFFFFFF and
+ * 0x80000000 limbs, runs of top bits, 2^(32n-1), reduced mod m. */
+#define GT_EDGE_COUNT 12
+void gt_operand(mpz_t r, int k, const mpz_t m, int n);
+/* Modulus number k of n limbs, odd: edge shapes then random. */
+#define GT_MOD_EDGE_COUNT 6
+void gt_modulus(mpz_t m, int k, int n);
+
+typedef struct {
+    int bits;
+    mpz_t n, e, d, p, q, dp, dq, qinv;
+    unsigned char *buf[7];
+    gpursa_rsa_key_material km;
+} gt_rsa_key;
+
+/* Generate a two-prime key with |n| = bits, p and q of bits/2 bits each.
+ * shape 0: random; 1: p just above 2^(h-1), q just below 2^h (p < q);
+ * 2: like 1 with p > q swapped; p's byte string is given with two extra
+ * leading zero bytes and q's without its leading zero bytes (unequal lengths). */
+void gt_rsa_keygen(gt_rsa_key *k, int bits, uint64_t e, int shape);
+void gt_rsa_key_free(gt_rsa_key *k);
+/* Rebuild the byte strings of km from the mpz values (after tampering). */
+void gt_rsa_key_encode(gt_rsa_key *k, int shape);
+
+/* Backend under test: GPURSA_TEST_BACKEND=host (default) or cuda.  Returns
+ * NULL and sets *skip when cuda is asked for and absent. */
+const gpursa_gpu_backend_ops *gt_backend(int *skip);
+
+#endif

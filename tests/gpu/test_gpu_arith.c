@@ -1,0 +1,287 @@
+/*
+ * test_gpu_arith.c - the arithmetic of gpu/gpursa_mont.h against GMP for
+ * every limb count gpursa uses and both variants: multiplication, squaring,
+ * Montgomery reduction, multiplication and squaring, fixed-window and public
+ * exponentiation, on edge-case and random operands and moduli.
+ *
+ * Built twice: test_gpu_arith (the host code paths) and
+ * test_gpu_arith_chains (-DGPURSA_MONT_EMULATE_DEVICE: the device carry-
+ * chain code with an emulated carry flag, so the algorithm the GPU runs is
+ * checked here too).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <check.h>
+#include <stdlib.h>
+#include "gpu/gpursa_mont.h"
+#include "tests/gpu/gpu_testutil.h"
+
+static const int sizes[] = {16, 32, 48, 64, 96, 128};
+#define NSIZES (int)(sizeof(sizes) / sizeof(sizes[0]))
+static const int variants[] = {GPURSA_VARIANT_IMAD, GPURSA_VARIANT_XMAD};
+
+/* Per size: moduli (edge shapes + random) x operands (edges + random). */
+#define RANDOM_MODULI 4
+#define RANDOM_OPERANDS 8
+
+typedef struct {
+    int n, variant;
+    mpz_t m, rinv, a, b, want, got, tmp;
+    uint32_t lm[GPURSA_MONT_MAX_LIMBS], la[GPURSA_MONT_MAX_LIMBS], lb[GPURSA_MONT_MAX_LIMBS];
+    uint32_t lr[2 * GPURSA_MONT_MAX_LIMBS], lt[2 * GPURSA_MONT_MAX_LIMBS];
+    uint32_t m0inv;
+} ctx;
+
+static void ctx_init(ctx *c, int n, int variant)
+{
+    c->n = n;
+    c->variant = variant;
+    mpz_inits(c->m, c->rinv, c->a, c->b, c->want, c->got, c->tmp, NULL);
+}
+static void ctx_clear(ctx *c)
+{
+    mpz_clears(c->m, c->rinv, c->a, c->b, c->want, c->got, c->tmp, NULL);
+}
+static void ctx_modulus(ctx *c, int k)
+{
+    gt_modulus(c->m, k, c->n);
+    gt_to_limbs(c->lm, c->n, c->m);
+    c->m0inv = gpursa_mont_m0inv(c->lm[0]);
+    mpz_set_ui(c->rinv, 1);
+    mpz_mul_2exp(c->rinv, c->rinv, 32 * c->n);
+    ck_assert(mpz_invert(c->rinv, c->rinv, c->m));
+}
+static void ctx_operands(ctx *c, int ka, int kb)
+{
+    gt_operand(c->a, ka, c->m, c->n);
+    gt_operand(c->b, kb, c->m, c->n);
+    gt_to_limbs(c->la, c->n, c->a);
+    gt_to_limbs(c->lb, c->n, c->b);
+}
+/* want = x * R^-1 mod m */
+static void mont_expect(ctx *c, const mpz_t x)
+{
+    mpz_mul(c->want, x, c->rinv);
+    mpz_mod(c->want, c->want, c->m);
+}
+static void check_equal(ctx *c, const uint32_t *r, int len, const char *what, int km, int ka,
+                        int kb)
+{
+    gt_from_limbs(c->got, r, len);
+    if (mpz_cmp(c->got, c->want) != 0)
+        ck_abort_msg("%s n=%d variant=%s modulus#%d operands#%d,#%d: wrong result", what, c->n,
+                     gpursa_variant_name(c->variant), km, ka, kb);
+}
+
+/* Every pair of edge operands, then random pairs, for every modulus. */
+#define NPAIRS (GT_EDGE_COUNT * GT_EDGE_COUNT + RANDOM_OPERANDS)
+#define FOR_CASES(c)                                                        \
+    for (int km = 0; km < GT_MOD_EDGE_COUNT + RANDOM_MODULI; km++)          \
+        for (int pi = 0; pi < NPAIRS && (pi > 0 || (ctx_modulus(c, km), 1)); pi++) \
+            for (int ka = pi < GT_EDGE_COUNT * GT_EDGE_COUNT ? pi / GT_EDGE_COUNT : GT_EDGE_COUNT + pi, \
+                     kb = pi < GT_EDGE_COUNT * GT_EDGE_COUNT ? pi % GT_EDGE_COUNT : GT_EDGE_COUNT + pi + 1, \
+                     once = (ctx_operands(c, ka, kb), 1);                   \
+                 once; once = 0)
+
+static void run_mul(int n, int v)
+{
+    ctx c;
+    ctx_init(&c, n, v);
+    FOR_CASES(&c) {
+        gpursa_mp_mul(c.lr, c.la, c.lb, n, v);
+        mpz_mul(c.want, c.a, c.b);
+        check_equal(&c, c.lr, 2 * n, "mp_mul", km, ka, kb);
+        gpursa_mp_sqr(c.lr, c.la, n, v);
+        mpz_mul(c.want, c.a, c.a);
+        check_equal(&c, c.lr, 2 * n, "mp_sqr", km, ka, kb);
+    }
+    /* operands that are not reduced: full 32n-bit all-ones squares */
+    mpz_set_ui(c.a, 1);
+    mpz_mul_2exp(c.a, c.a, 32 * n);
+    mpz_sub_ui(c.a, c.a, 1);
+    gt_to_limbs(c.la, n, c.a);
+    gpursa_mp_sqr(c.lr, c.la, n, v);
+    mpz_mul(c.want, c.a, c.a);
+    check_equal(&c, c.lr, 2 * n, "mp_sqr all-ones", -1, -1, -1);
+    gpursa_mp_mul(c.lr, c.la, c.la, n, v);
+    check_equal(&c, c.lr, 2 * n, "mp_mul all-ones", -1, -1, -1);
+    ctx_clear(&c);
+}
+
+static void run_mont(int n, int v)
+{
+    ctx c;
+    ctx_init(&c, n, v);
+    FOR_CASES(&c) {
+        gpursa_mont_mul(c.lr, c.la, c.lb, c.lm, c.m0inv, n, v);
+        mpz_mul(c.tmp, c.a, c.b);
+        mont_expect(&c, c.tmp);
+        check_equal(&c, c.lr, n, "mont_mul", km, ka, kb);
+        /* aliasing r == a */
+        gpursa_mp_copy(c.lt, c.la, n);
+        gpursa_mont_mul(c.lt, c.lt, c.lb, c.lm, c.m0inv, n, v);
+        check_equal(&c, c.lt, n, "mont_mul r==a", km, ka, kb);
+        gpursa_mont_sqr(c.lr, c.la, c.lm, c.m0inv, n, v);
+        mpz_mul(c.tmp, c.a, c.a);
+        mont_expect(&c, c.tmp);
+        check_equal(&c, c.lr, n, "mont_sqr", km, ka, kb);
+        /* reduction of a double-length t < m*R: t = a*R + b covers the top */
+        mpz_mul_2exp(c.tmp, c.a, 32 * n);
+        mpz_add(c.tmp, c.tmp, c.b);
+        gt_to_limbs(c.lt, 2 * n, c.tmp);
+        gpursa_mont_redc(c.lr, c.lt, c.lm, c.m0inv, n, v);
+        mont_expect(&c, c.tmp);
+        check_equal(&c, c.lr, n, "mont_redc", km, ka, kb);
+        /* the largest input, m*R - 1 */
+        if (ka == 0 && kb == 0) {
+            mpz_mul_2exp(c.tmp, c.m, 32 * n);
+            mpz_sub_ui(c.tmp, c.tmp, 1);
+            gt_to_limbs(c.lt, 2 * n, c.tmp);
+            gpursa_mont_redc(c.lr, c.lt, c.lm, c.m0inv, n, v);
+            mont_expect(&c, c.tmp);
+            check_equal(&c, c.lr, n, "mont_redc(mR-1)", km, ka, kb);
+        }
+        gpursa_mont_from(c.lr, c.la, c.lm, c.m0inv, n, v);
+        mont_expect(&c, c.a);
+        check_equal(&c, c.lr, n, "mont_from", km, ka, kb);
+    }
+    ctx_clear(&c);
+}
+
+static void run_exp(int n, int v)
+{
+    ctx c;
+    uint32_t one[GPURSA_MONT_MAX_LIMBS], xm[GPURSA_MONT_MAX_LIMBS], le[GPURSA_MONT_MAX_LIMBS];
+    uint32_t *table = malloc(sizeof(uint32_t) * GPURSA_MONT_TABLE_WORDS(n));
+    mpz_t e, R;
+    ck_assert_ptr_nonnull(table);
+    mpz_inits(e, R, NULL);
+    ctx_init(&c, n, v);
+    /* moduli: all-ones, 0x80000000 limbs + 1, short top limb, random */
+    static const int exp_moduli[] = {0, 2, 4, GT_MOD_EDGE_COUNT};
+    for (size_t mi = 0; mi < sizeof(exp_moduli) / sizeof(exp_moduli[0]); mi++) {
+        int km = exp_moduli[mi];
+        ctx_modulus(&c, km);
+        mpz_set_ui(R, 1);
+        mpz_mul_2exp(R, R, 32 * n);
+        mpz_mod(c.tmp, R, c.m);
+        gt_to_limbs(one, n, c.tmp);
+        for (int k = 0; k < 10; k++) {
+            /* exponents: 0, 1, all ones, top bit only, runs, random; bit
+             * lengths that are and are not multiples of the window.  Secret
+             * exponents are half-size (n <= 64): full length there, shorter
+             * for the moduli n to keep the test quick. */
+            int full = n <= 64 ? 32 * n : 320;
+            int ebits = (k & 1) ? full : full - 3;
+            switch (k) {
+            case 0: mpz_set_ui(e, 0); break;
+            case 1: mpz_set_ui(e, 1); break;
+            case 2: mpz_set_ui(e, 1); mpz_mul_2exp(e, e, ebits); mpz_sub_ui(e, e, 1); break;
+            case 3: mpz_set_ui(e, 1); mpz_mul_2exp(e, e, ebits - 1); break;
+            case 4: mpz_rrandomb(e, gt_rand, ebits); break;
+            default: mpz_urandomb(e, gt_rand, ebits); break;
+            }
+            gt_operand(c.a, k < 2 ? 3 : (k < 4 ? k + 3 : GT_EDGE_COUNT), c.m, n);
+            gt_to_limbs(le, n, e);
+            /* x in Montgomery form */
+            mpz_mul_2exp(c.tmp, c.a, 32 * n);
+            mpz_mod(c.tmp, c.tmp, c.m);
+            gt_to_limbs(xm, n, c.tmp);
+            gpursa_mont_exp(c.lr, xm, le, ebits, c.lm, c.m0inv, one, n, v, table);
+            gpursa_mont_from(c.lr, c.lr, c.lm, c.m0inv, n, v);
+            mpz_powm(c.want, c.a, e, c.m);
+            check_equal(&c, c.lr, n, "mont_exp", km, k, ebits);
+        }
+        /* public exponents of up to 64 bits */
+        static const uint64_t pub[] = {1, 3, 17, 65537, 0xffffffffffffffffull,
+                                       0x8000000000000001ull, 0x123456789abcdefull};
+        for (size_t k = 0; k < sizeof(pub) / sizeof(pub[0]); k++) {
+            gt_operand(c.a, GT_EDGE_COUNT + (int)k, c.m, n);
+            mpz_mul_2exp(c.tmp, c.a, 32 * n);
+            mpz_mod(c.tmp, c.tmp, c.m);
+            gt_to_limbs(xm, n, c.tmp);
+            gpursa_mont_exp_public(c.lr, xm, pub[k], c.lm, c.m0inv, n, v);
+            gpursa_mont_from(c.lr, c.lr, c.lm, c.m0inv, n, v);
+            mpz_import(e, 1, 1, sizeof(uint64_t), 0, 0, &pub[k]);
+            mpz_powm(c.want, c.a, e, c.m);
+            check_equal(&c, c.lr, n, "mont_exp_public", km, (int)k, 0);
+        }
+    }
+    ctx_clear(&c);
+    mpz_clears(e, R, NULL);
+    free(table);
+}
+
+static void run_helpers(int n)
+{
+    mpz_t a, b, want, got;
+    uint32_t la[GPURSA_MONT_MAX_LIMBS], lb[GPURSA_MONT_MAX_LIMBS], lr[GPURSA_MONT_MAX_LIMBS];
+    unsigned char be[4 * GPURSA_MONT_MAX_LIMBS + 3];
+    mpz_inits(a, b, want, got, NULL);
+    for (int k = 0; k < 40; k++) {
+        mpz_urandomb(a, gt_rand, 32 * n);
+        if (k < 4)
+            mpz_set(b, a); /* equal operands */
+        else
+            mpz_rrandomb(b, gt_rand, 32 * n);
+        gt_to_limbs(la, n, a);
+        gt_to_limbs(lb, n, b);
+        uint32_t cy = gpursa_mp_add(lr, la, lb, n);
+        mpz_add(want, a, b);
+        gt_from_limbs(got, lr, n);
+        if (cy)
+            mpz_setbit(got, 32 * n);
+        ck_assert(mpz_cmp(got, want) == 0);
+        uint32_t bw = gpursa_mp_sub(lr, la, lb, n);
+        ck_assert_uint_eq(bw, mpz_cmp(a, b) < 0);
+        ck_assert_uint_eq(gpursa_mp_lt_mask(la, lb, n), mpz_cmp(a, b) < 0 ? 0xffffffffu : 0);
+        ck_assert_uint_eq(gpursa_mp_eq_mask(la, lb, n), mpz_cmp(a, b) == 0 ? 0xffffffffu : 0);
+        /* big-endian round trip, with extra leading zero bytes */
+        size_t len = 4 * (size_t)n + 3;
+        gt_to_be(be, len, a);
+        gpursa_mp_from_be(lr, n, be, len);
+        ck_assert(gpursa_mp_eq_mask(lr, la, n) == 0xffffffffu);
+        unsigned char be2[4 * GPURSA_MONT_MAX_LIMBS + 3];
+        gpursa_mp_to_be(be2, len, la, n);
+        ck_assert(memcmp(be, be2, len) == 0);
+    }
+    /* m0inv */
+    for (uint32_t m = 1; m < 2000001; m += 2 * 997)
+        ck_assert_uint_eq(gpursa_mont_m0inv(m) * m, 0xffffffffu);
+    ck_assert_uint_eq(gpursa_mont_m0inv(0xffffffffu) * 0xffffffffu, 0xffffffffu);
+    mpz_clears(a, b, want, got, NULL);
+}
+
+/* _i is the loop index of tcase_add_loop_test: size index * 2 + variant */
+START_TEST(test_mul_sqr) { run_mul(sizes[_i / 2], variants[_i % 2]); }
+END_TEST
+START_TEST(test_mont_mul_sqr_redc) { run_mont(sizes[_i / 2], variants[_i % 2]); }
+END_TEST
+START_TEST(test_mont_exp) { run_exp(sizes[_i / 2], variants[_i % 2]); }
+END_TEST
+START_TEST(test_add_sub_compare_bytes) { run_helpers(sizes[_i]); }
+END_TEST
+
+static Suite *make_arith_suite(void)
+{
+    Suite *s = suite_create("gpu_arith");
+    TCase *tc = tcase_create("arith");
+    tcase_set_timeout(tc, 600);
+    tcase_add_loop_test(tc, test_add_sub_compare_bytes, 0, NSIZES);
+    tcase_add_loop_test(tc, test_mul_sqr, 0, 2 * NSIZES);
+    tcase_add_loop_test(tc, test_mont_mul_sqr_redc, 0, 2 * NSIZES);
+    tcase_add_loop_test(tc, test_mont_exp, 0, 2 * NSIZES);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    gt_init();
+    SRunner *sr = srunner_create(make_arith_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,146 @@
+/*
+ * test_gpu_ct.c - constant-time check of the host build of the kernel
+ * arithmetic, meant to run under valgrind memcheck (test_gpu_ct.sh).
+ *
+ * The secrets (p, q, dp, dq, qinv and the constants derived from p and q,
+ * the input, the blinding factors) are marked undefined with
+ * VALGRIND_MAKE_MEM_UNDEFINED.  Memcheck then reports any conditional jump
+ * or memory address that depends on them, and --error-exitcode makes that a
+ * failure.  Results are marked defined again before they are compared with
+ * GMP, so the comparison itself is not reported.  Without valgrind the
+ * client requests do nothing and the program just checks the results.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <valgrind/memcheck.h>
+#include "gpu/gpursa_keyconv.h"
+#include "gpu/gpursa_rsa_op.h"
+#include "tests/gpu/gpu_testutil.h"
+
+#define SECRET(p, len) VALGRIND_MAKE_MEM_UNDEFINED((p), (len))
+#define PUBLIC(p, len) VALGRIND_MAKE_MEM_DEFINED((p), (len))
+
+static int failures;
+
+static void expect(int ok, const char *what, int bits, int variant)
+{
+    if (!ok) {
+        fprintf(stderr, "FAIL %s %d bits %s\n", what, bits, gpursa_variant_name(variant));
+        failures++;
+    }
+}
+
+static void mark_key_secret(gpursa_rsa_keydata *kd)
+{
+    SECRET(kd->p, sizeof(kd->p));
+    SECRET(kd->q, sizeof(kd->q));
+    SECRET(kd->dp, sizeof(kd->dp));
+    SECRET(kd->dq, sizeof(kd->dq));
+    SECRET(kd->qinv, sizeof(kd->qinv));
+    SECRET(kd->p_one, sizeof(kd->p_one));
+    SECRET(kd->q_one, sizeof(kd->q_one));
+    SECRET(kd->p_rrr, sizeof(kd->p_rrr));
+    SECRET(kd->q_rrr, sizeof(kd->q_rrr));
+    SECRET(&kd->p0inv, sizeof(kd->p0inv));
+    SECRET(&kd->q0inv, sizeof(kd->q0inv));
+}
+
+/* The half-size exponentiation alone: base and exponent and modulus secret. */
+static void ct_exp(gt_rsa_key *k, const gpursa_rsa_keydata *kd0, int variant)
+{
+    gpursa_rsa_keydata *kd = malloc(sizeof(*kd));
+    int hl = kd0->hl;
+    uint32_t x[GPURSA_RSA_MAX_HALF], r[GPURSA_RSA_MAX_HALF];
+    uint32_t *table = malloc(sizeof(uint32_t) * GPURSA_MONT_TABLE_WORDS(hl));
+    mpz_t base, want, got;
+    mpz_inits(base, want, got, NULL);
+    memcpy(kd, kd0, sizeof(*kd));
+    mpz_urandomm(base, gt_rand, k->p);
+    /* base in Montgomery form */
+    mpz_mul_2exp(want, base, 32 * hl);
+    mpz_mod(want, want, k->p);
+    gt_to_limbs(x, hl, want);
+    mark_key_secret(kd);
+    SECRET(x, sizeof(uint32_t) * hl);
+    gpursa_mont_exp(r, x, kd->dp, 32 * hl, kd->p, kd->p0inv, kd->p_one, hl, variant, table);
+    gpursa_mont_from(r, r, kd->p, kd->p0inv, hl, variant);
+    PUBLIC(r, sizeof(uint32_t) * hl);
+    gt_from_limbs(got, r, hl);
+    mpz_powm(want, base, k->dp, k->p);
+    expect(mpz_cmp(got, want) == 0, "mont_exp", k->bits, variant);
+    mpz_clears(base, want, got, NULL);
+    free(table);
+    free(kd);
+}
+
+/* The whole operation: key secrets, input and blinding factors secret. */
+static void ct_op(gt_rsa_key *k, const gpursa_rsa_keydata *kd0, int variant, int fault_bit)
+{
+    gpursa_rsa_keydata *kd = malloc(sizeof(*kd));
+    int nl = kd0->nl;
+    uint32_t c[GPURSA_RSA_MAX_LIMBS], r[GPURSA_RSA_MAX_LIMBS];
+    uint32_t ri[GPURSA_RSA_MAX_LIMBS], out[GPURSA_RSA_MAX_LIMBS];
+    mpz_t x, rr, rinv, want, got;
+    mpz_inits(x, rr, rinv, want, got, NULL);
+    memcpy(kd, kd0, sizeof(*kd));
+    mpz_urandomm(x, gt_rand, k->n);
+    do
+        mpz_urandomm(rr, gt_rand, k->n);
+    while (!mpz_invert(rinv, rr, k->n));
+    gt_to_limbs(c, nl, x);
+    gt_to_limbs(r, nl, rr);
+    gt_to_limbs(ri, nl, rinv);
+    mark_key_secret(kd);
+    SECRET(c, sizeof(uint32_t) * nl);
+    SECRET(r, sizeof(uint32_t) * nl);
+    SECRET(ri, sizeof(uint32_t) * nl);
+    int st = gpursa_rsa_op(kd, c, r, ri, out, nl, variant, fault_bit);
+    PUBLIC(&st, sizeof(st));
+    PUBLIC(out, sizeof(uint32_t) * nl);
+    gt_from_limbs(got, out, nl);
+    mpz_powm(want, x, k->d, k->n);
+    if (fault_bit < 0)
+        expect(st == GPURSA_ITEM_OK && mpz_cmp(got, want) == 0, "rsa_op", k->bits, variant);
+    else
+        expect(st == GPURSA_ITEM_FAULT && mpz_sgn(got) == 0, "rsa_op fault", k->bits, variant);
+    mpz_clears(x, rr, rinv, want, got, NULL);
+    free(kd);
+}
+
+int main(int argc, char **argv)
+{
+    /* sizes to run: default 1024 and 2048 (valgrind is ~50x slower) */
+    int sizes[4] = {1024, 2048, 0, 0};
+    int nsizes = 2;
+    if (argc > 1) {
+        nsizes = 0;
+        for (int i = 1; i < argc && nsizes < 4; i++)
+            sizes[nsizes++] = atoi(argv[i]);
+    }
+    gt_init();
+    for (int s = 0; s < nsizes; s++) {
+        gt_rsa_key k;
+        gpursa_rsa_keydata *kd = malloc(sizeof(*kd));
+        gt_rsa_keygen(&k, sizes[s], 65537, 0);
+        if (gpursa_keyconv_load(kd, &k.km) != GPURSA_GPU_OK) {
+            fprintf(stderr, "key load failed\n");
+            return 1;
+        }
+        for (int v = GPURSA_VARIANT_IMAD; v <= GPURSA_VARIANT_XMAD; v++) {
+            ct_exp(&k, kd, v);
+            ct_op(&k, kd, v, -1);
+            ct_op(&k, kd, v, 5);
+        }
+        gpursa_keyconv_cleanse(kd, sizeof(*kd));
+        free(kd);
+        gt_rsa_key_free(&k);
+    }
+    if (failures == 0)
+        printf("constant-time runs completed, results correct%s\n",
+               RUNNING_ON_VALGRIND ? " (under valgrind)" : "");
+    return failures == 0 ? 0 : 1;
+}

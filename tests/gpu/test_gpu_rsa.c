@@ -1,0 +1,540 @@
+/*
+ * test_gpu_rsa.c - the whole blinded CRT private operation against GMP.
+ *
+ * gpursa_rsa_op (gpu/gpursa_rsa_op.h) directly, for every key size and both
+ * variants: random and edge inputs (0, 1, n-1, p, q, all-ones, top-bit
+ * runs), edge blinding factors, keys with p > q, extreme primes and unequal
+ * byte lengths, BADINPUT for c >= n and unusable r / rinv, and FAULT when a
+ * bit of the result is flipped before the check.
+ *
+ * The backend interface (gpursa_gpu_backend_ops) of the backend named by
+ * GPURSA_TEST_BACKEND (host by default; cuda on the GPU machine, skipped
+ * with 77 when no device): key upload and refusal, batches mixing several
+ * keys, per-item status, FAULT from a key whose dp is wrong, batch limits.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gpu/gpursa_keyconv.h"
+#include "gpu/gpursa_rsa_op.h"
+#include "tests/gpu/gpu_testutil.h"
+
+static const int key_bits[] = {1024, 2048, 3072, 4096};
+static const int variants[] = {GPURSA_VARIANT_IMAD, GPURSA_VARIANT_XMAD};
+
+/* One key per size and shape, generated once (GMP prime search is slow). */
+static gt_rsa_key keys[4][3];
+static int keys_made;
+
+static gt_rsa_key *get_key(int size_idx, int shape)
+{
+    if (!(keys_made & (1 << (size_idx * 3 + shape)))) {
+        gt_rsa_keygen(&keys[size_idx][shape], key_bits[size_idx],
+                      shape == 1 ? 3 : (shape == 2 ? 0xc3f5a7b9e1d20f4bull : 65537), shape);
+        keys_made |= 1 << (size_idx * 3 + shape);
+    }
+    return &keys[size_idx][shape];
+}
+
+/* Blinding pair: r random in [1, n) with an inverse, or an edge value. */
+static void make_blind(mpz_t r, mpz_t rinv, const mpz_t n, int k)
+{
+    if (k == 1)
+        mpz_set_ui(r, 1);
+    else if (k == 2)
+        mpz_sub_ui(r, n, 1);
+    else
+        do
+            mpz_urandomm(r, gt_rand, n);
+        while (mpz_sgn(r) == 0 || !mpz_invert(rinv, r, n));
+    ck_assert(mpz_invert(rinv, r, n));
+}
+
+/* Input number k for key kk: edges, then random below n. */
+#define INPUT_EDGES 11
+static void make_input(mpz_t c, const gt_rsa_key *kk, int k)
+{
+    int nl = kk->bits / 32;
+    switch (k) {
+    case 0: mpz_set_ui(c, 0); break;
+    case 1: mpz_set_ui(c, 1); break;
+    case 2: mpz_sub_ui(c, kk->n, 1); break;
+    case 3: mpz_set(c, kk->p); break;          /* c' == 0 mod p */
+    case 4: mpz_mul_ui(c, kk->q, 3); break;    /* c' == 0 mod q */
+    case 5: mpz_sub_ui(c, kk->p, 1); break;
+    case 6: gt_operand(c, 5, kk->n, nl); break; /* all-ones limbs mod n */
+    case 7: gt_operand(c, 6, kk->n, nl); break; /* 0x7fffffff limbs */
+    case 8: gt_operand(c, 7, kk->n, nl); break; /* 0x80000000 limbs */
+    case 9: gt_operand(c, 8, kk->n, nl); break; /* run of top bits */
+    case 10: gt_operand(c, 9, kk->n, nl); break;
+    default: mpz_urandomm(c, gt_rand, kk->n); break;
+    }
+}
+
+/* Run gpursa_rsa_op on limbs; returns the status, out in 'got'. */
+static int op_limbs(const gpursa_rsa_keydata *kd, const mpz_t c, const mpz_t r,
+                    const mpz_t rinv, mpz_t got, int variant, int fault_bit)
+{
+    uint32_t lc[GPURSA_RSA_MAX_LIMBS], lr[GPURSA_RSA_MAX_LIMBS];
+    uint32_t li[GPURSA_RSA_MAX_LIMBS], lo[GPURSA_RSA_MAX_LIMBS];
+    int nl = kd->nl;
+    gt_to_limbs(lc, nl, c);
+    gt_to_limbs(lr, nl, r);
+    gt_to_limbs(li, nl, rinv);
+    memset(lo, 0xa5, sizeof(lo));
+    int st = gpursa_rsa_op(kd, lc, lr, li, lo, nl, variant, fault_bit);
+    gt_from_limbs(got, lo, nl);
+    return st;
+}
+
+static void run_op(int size_idx, int variant, int shape, int inputs)
+{
+    gt_rsa_key *kk = get_key(size_idx, shape);
+    gpursa_rsa_keydata *kd = malloc(sizeof(*kd));
+    mpz_t c, r, rinv, want, got;
+    ck_assert_ptr_nonnull(kd);
+    mpz_inits(c, r, rinv, want, got, NULL);
+    ck_assert_int_eq(gpursa_keyconv_load(kd, &kk->km), GPURSA_GPU_OK);
+    ck_assert_int_eq(kd->bits, kk->bits);
+    for (int k = 0; k < inputs; k++) {
+        make_input(c, kk, k);
+        make_blind(r, rinv, kk->n, k % 4);
+        int st = op_limbs(kd, c, r, rinv, got, variant, -1);
+        mpz_powm(want, c, kk->d, kk->n);
+        if (st != GPURSA_ITEM_OK || mpz_cmp(got, want) != 0)
+            ck_abort_msg("rsa_op %d bits variant %s shape %d input #%d: status %d, %s", kk->bits,
+                         gpursa_variant_name(variant), shape, k, st,
+                         mpz_cmp(got, want) ? "wrong result" : "right result");
+    }
+    gpursa_keyconv_cleanse(kd, sizeof(*kd));
+    free(kd);
+    mpz_clears(c, r, rinv, want, got, NULL);
+}
+
+/* c >= n, r >= n, rinv >= n, r*rinv != 1: BADINPUT and out zero; then a
+ * flipped bit of the recombined result at several positions: FAULT. */
+static void run_bad(int size_idx, int variant)
+{
+    gt_rsa_key *kk = get_key(size_idx, 0);
+    gpursa_rsa_keydata *kd = malloc(sizeof(*kd));
+    mpz_t c, r, rinv, got, x;
+    ck_assert_ptr_nonnull(kd);
+    mpz_inits(c, r, rinv, got, x, NULL);
+    ck_assert_int_eq(gpursa_keyconv_load(kd, &kk->km), GPURSA_GPU_OK);
+    make_blind(r, rinv, kk->n, 0);
+    for (int k = 0; k < 4; k++) {
+        switch (k) {
+        case 0: mpz_set(c, kk->n); break;                               /* smallest bad */
+        case 1: mpz_add_ui(c, kk->n, 1); break;
+        case 2: mpz_set_ui(c, 1); mpz_mul_2exp(c, c, kk->bits); mpz_sub_ui(c, c, 1); break;
+        case 3: mpz_mul_2exp(c, kk->n, 0); mpz_setbit(c, kk->bits - 1); break;
+        }
+        if (mpz_sizeinbase(c, 2) > (size_t)kk->bits)
+            continue;
+        ck_assert_int_eq(op_limbs(kd, c, r, rinv, got, variant, -1), GPURSA_ITEM_BADINPUT);
+        ck_assert(mpz_sgn(got) == 0);
+    }
+    mpz_sub_ui(c, kk->n, 1); /* largest good input */
+    ck_assert_int_eq(op_limbs(kd, c, r, rinv, got, variant, -1), GPURSA_ITEM_OK);
+    /* r >= n, rinv >= n, rinv not the inverse */
+    mpz_add(x, r, kk->n);
+    if (mpz_sizeinbase(x, 2) <= (size_t)kk->bits) {
+        ck_assert_int_eq(op_limbs(kd, c, x, rinv, got, variant, -1), GPURSA_ITEM_BADINPUT);
+        ck_assert(mpz_sgn(got) == 0);
+    }
+    mpz_set(x, kk->n);
+    ck_assert_int_eq(op_limbs(kd, c, r, x, got, variant, -1), GPURSA_ITEM_BADINPUT);
+    mpz_add_ui(x, rinv, 1);
+    mpz_mod(x, x, kk->n);
+    ck_assert_int_eq(op_limbs(kd, c, r, x, got, variant, -1), GPURSA_ITEM_BADINPUT);
+    ck_assert(mpz_sgn(got) == 0);
+    mpz_set_ui(x, 0);
+    ck_assert_int_eq(op_limbs(kd, c, x, x, got, variant, -1), GPURSA_ITEM_BADINPUT);
+    /* faults anywhere in the result are caught and the output wiped */
+    int positions[] = {0, 1, 31, 32, 77, kk->bits / 2, kk->bits - 2, kk->bits - 1};
+    for (size_t i = 0; i < sizeof(positions) / sizeof(positions[0]); i++) {
+        mpz_urandomm(c, gt_rand, kk->n);
+        ck_assert_int_eq(op_limbs(kd, c, r, rinv, got, variant, positions[i]),
+                         GPURSA_ITEM_FAULT);
+        ck_assert(mpz_sgn(got) == 0);
+    }
+    gpursa_keyconv_cleanse(kd, sizeof(*kd));
+    free(kd);
+    mpz_clears(c, r, rinv, got, x, NULL);
+}
+
+/* _i: size index * 2 + variant index */
+START_TEST(test_op_random_and_edges) { run_op(_i / 2, variants[_i % 2], 0, INPUT_EDGES + 6); }
+END_TEST
+START_TEST(test_op_small_e_extreme_primes) { run_op(_i / 2, variants[_i % 2], 1, INPUT_EDGES + 2); }
+END_TEST
+START_TEST(test_op_p_gt_q_64bit_e_unequal_lengths) { run_op(_i / 2, variants[_i % 2], 2, INPUT_EDGES + 2); }
+END_TEST
+START_TEST(test_op_badinput_and_fault) { run_bad(_i / 2, variants[_i % 2]); }
+END_TEST
+
+/* ---- key support and conversion --------------------------------------- */
+
+START_TEST(test_key_supported)
+{
+    gt_rsa_key *kk = get_key(_i, 0);
+    gpursa_rsa_key_material km = kk->km;
+    ck_assert_int_eq(gpursa_gpu_key_supported(&km), kk->bits);
+    ck_assert_int_eq(gpursa_gpu_key_supported(&get_key(_i, 2)->km), kk->bits);
+    ck_assert_int_eq(gpursa_gpu_key_supported(NULL), 0);
+    /* n one byte shorter (a 1016-bit-class modulus), n with an extra bit */
+    km.n = kk->km.n + 1;
+    km.n_len = kk->km.n_len - 1;
+    ck_assert_int_eq(gpursa_gpu_key_supported(&km), 0);
+    unsigned char *big = calloc(1, kk->km.n_len + 1);
+    memcpy(big + 1, kk->km.n, kk->km.n_len);
+    big[0] = 1;
+    km.n = big;
+    km.n_len = kk->km.n_len + 1;
+    ck_assert_int_eq(gpursa_gpu_key_supported(&km), 0);
+    /* leading zero bytes do not matter */
+    big[0] = 0;
+    ck_assert_int_eq(gpursa_gpu_key_supported(&km), kk->bits);
+    km = kk->km;
+    /* even e, e over 64 bits, even p, p longer than the half */
+    unsigned char e2[9] = {1, 0, 0, 0, 0, 0, 0, 0, 1}, e0[3] = {1, 0, 0};
+    km.e = e0;
+    km.e_len = 3;
+    ck_assert_int_eq(gpursa_gpu_key_supported(&km), 0);
+    km.e = e2;
+    km.e_len = 9;
+    ck_assert_int_eq(gpursa_gpu_key_supported(&km), 0);
+    km.e_len = 8; /* the last 8 bytes: e = 1, odd, fits */
+    km.e = e2 + 1;
+    ck_assert_int_eq(gpursa_gpu_key_supported(&km), kk->bits);
+    km = kk->km;
+    unsigned char *p2 = malloc(km.p_len);
+    memcpy(p2, km.p, km.p_len);
+    p2[km.p_len - 1] ^= 1;
+    km.p = p2;
+    ck_assert_int_eq(gpursa_gpu_key_supported(&km), 0);
+    km.p = big; /* n as p: longer than half */
+    km.p_len = kk->km.n_len + 1;
+    ck_assert_int_eq(gpursa_gpu_key_supported(&km), 0);
+    /* a supported shape whose numbers do not belong together: refused */
+    km = kk->km;
+    p2[km.p_len - 1] ^= 1;
+    p2[km.p_len - 1] ^= 2;
+    km.p = p2;
+    gpursa_rsa_keydata *kd = malloc(sizeof(*kd));
+    ck_assert_int_eq(gpursa_keyconv_load(kd, &km), GPURSA_GPU_ERR_INVALID);
+    km = kk->km;
+    km.qinv = kk->km.dq; /* wrong qinv */
+    km.qinv_len = kk->km.dq_len;
+    ck_assert_int_eq(gpursa_keyconv_load(kd, &km), GPURSA_GPU_ERR_INVALID);
+    free(kd);
+    free(p2);
+    free(big);
+}
+END_TEST
+
+START_TEST(test_keyconv_constants)
+{
+    gt_rsa_key *kk = get_key(_i, 2);
+    gpursa_rsa_keydata *kd = malloc(sizeof(*kd));
+    mpz_t R, x, got;
+    mpz_inits(R, x, got, NULL);
+    ck_assert_int_eq(gpursa_keyconv_load(kd, &kk->km), GPURSA_GPU_OK);
+    int hl = kd->hl, nl = kd->nl;
+    ck_assert_int_eq(nl, kk->bits / 32);
+    ck_assert_int_eq(hl, nl / 2);
+    gt_from_limbs(got, kd->p, hl);
+    ck_assert(mpz_cmp(got, kk->p) == 0);
+    gt_from_limbs(got, kd->dq, hl);
+    ck_assert(mpz_cmp(got, kk->dq) == 0);
+    ck_assert_uint_eq(kd->p0inv * kd->p[0], 0xffffffffu);
+    ck_assert_uint_eq(kd->n0inv * kd->n[0], 0xffffffffu);
+    /* R mod p, R^3 mod p, R_n^2 mod n */
+    mpz_set_ui(R, 1);
+    mpz_mul_2exp(R, R, 32 * hl);
+    mpz_mod(x, R, kk->p);
+    gt_from_limbs(got, kd->p_one, hl);
+    ck_assert(mpz_cmp(got, x) == 0);
+    mpz_powm_ui(x, R, 3, kk->q);
+    gt_from_limbs(got, kd->q_rrr, hl);
+    ck_assert(mpz_cmp(got, x) == 0);
+    mpz_mul_2exp(R, R, 32 * hl);
+    mpz_powm_ui(x, R, 2, kk->n);
+    gt_from_limbs(got, kd->n_rr, nl);
+    ck_assert(mpz_cmp(got, x) == 0);
+    ck_assert(mpz_cmp_ui(kk->e, 0) > 0);
+    ck_assert(mpz_get_ui(kk->e) == (unsigned long)kd->e || sizeof(unsigned long) < 8);
+    mpz_clears(R, x, got, NULL);
+    free(kd);
+}
+END_TEST
+
+/* ---- the backend interface --------------------------------------------- */
+
+static const gpursa_gpu_backend_ops *ops;
+static int backend_skip;
+
+typedef struct {
+    size_t len;
+    unsigned char *in, *r, *rinv, *out;
+    mpz_t want;
+    int expect;
+} item_data;
+
+static void item_make(item_data *d, gpursa_gpu_item *it, const gpursa_gpu_key *key,
+                      gt_rsa_key *kk, int k, int expect)
+{
+    mpz_t c, r, rinv;
+    mpz_inits(c, r, rinv, d->want, NULL);
+    d->len = (size_t)kk->bits / 8;
+    d->in = malloc(d->len);
+    d->r = malloc(d->len);
+    d->rinv = malloc(d->len);
+    d->out = malloc(d->len);
+    make_input(c, kk, k);
+    make_blind(r, rinv, kk->n, k % 3);
+    if (expect == GPURSA_ITEM_BADINPUT)
+        mpz_add_ui(c, kk->n, (unsigned long)k % 3); /* c >= n, still fits */
+    if (mpz_sizeinbase(c, 2) > (size_t)kk->bits)
+        mpz_set(c, kk->n);
+    gt_to_be(d->in, d->len, c);
+    gt_to_be(d->r, d->len, r);
+    gt_to_be(d->rinv, d->len, rinv);
+    memset(d->out, 0x5a, d->len);
+    mpz_powm(d->want, c, kk->d, kk->n);
+    d->expect = expect;
+    *it = (gpursa_gpu_item){key, d->in, d->r, d->rinv, d->out, GPURSA_ITEM_PENDING};
+    mpz_clears(c, r, rinv, NULL);
+}
+
+static void item_check(item_data *d, const gpursa_gpu_item *it, size_t idx)
+{
+    mpz_t got;
+    mpz_init(got);
+    mpz_import(got, d->len, 1, 1, 1, 0, d->out);
+    if (it->status != d->expect)
+        ck_abort_msg("item %zu: status %d, expected %d", idx, it->status, d->expect);
+    if (d->expect == GPURSA_ITEM_OK)
+        ck_assert_msg(mpz_cmp(got, d->want) == 0, "item %zu: wrong result", idx);
+    else
+        ck_assert_msg(mpz_sgn(got) == 0, "item %zu: output not wiped", idx);
+    mpz_clear(got);
+    free(d->in);
+    free(d->r);
+    free(d->rinv);
+    free(d->out);
+    mpz_clear(d->want);
+}
+
+static gpursa_gpu_device *open_dev(gpursa_variant v)
+{
+    gpursa_gpu_device *dev = NULL;
+    int rc = ops->device_open(0, v, &dev);
+    if (rc == GPURSA_GPU_ERR_UNSUPPORTED)
+        return NULL;
+    ck_assert_msg(rc == GPURSA_GPU_OK, "device_open: %s", gpursa_gpu_rc_string(rc));
+    ck_assert_ptr_nonnull(ops->device_describe(dev));
+    return dev;
+}
+
+/* A batch of one size class with items of three keys (random, p > q with
+ * a 64-bit e, extreme primes with e = 3), edge and random inputs, some
+ * BADINPUT, and items of a fourth key whose dp is wrong: FAULT. */
+static void run_backend_batch(int size_idx, gpursa_variant v, size_t nitems)
+{
+    gpursa_gpu_device *dev = open_dev(v);
+    if (dev == NULL)
+        return; /* variant not offered by this backend */
+    gt_rsa_key *kk[3] = {get_key(size_idx, 0), get_key(size_idx, 2), get_key(size_idx, 1)};
+    gpursa_gpu_key *key[4];
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(ops->key_upload(dev, &kk[i]->km, &key[i]), GPURSA_GPU_OK);
+    /* the faulty key: dp + 2 (still the same shape) */
+    gt_rsa_key bad;
+    gt_rsa_keygen(&bad, key_bits[size_idx], 65537, 0);
+    mpz_add_ui(bad.dp, bad.dp, 2);
+    gt_rsa_key_encode(&bad, 0);
+    ck_assert_int_eq(ops->key_upload(dev, &bad.km, &key[3]), GPURSA_GPU_OK);
+
+    gpursa_gpu_item *items = calloc(nitems, sizeof(*items));
+    item_data *data = calloc(nitems, sizeof(*data));
+    for (size_t i = 0; i < nitems; i++) {
+        int which = (int)(i % 4);
+        int expect = which == 3 ? GPURSA_ITEM_FAULT
+                     : (i % 7 == 5) ? GPURSA_ITEM_BADINPUT : GPURSA_ITEM_OK;
+        gt_rsa_key *owner = which == 3 ? &bad : kk[which];
+        /* a wrong dp still gives right answers for c = 0, 1 or c = 0 mod p:
+         * the faulty key's items take random inputs */
+        int input = which == 3 ? INPUT_EDGES + (int)i : (int)(i % (INPUT_EDGES + 3));
+        item_make(&data[i], &items[i], key[which], owner, input, expect);
+    }
+    gpursa_gpu_batch *batch = NULL;
+    ck_assert_int_eq(ops->batch_new(dev, key_bits[size_idx], nitems, &batch), GPURSA_GPU_OK);
+    ck_assert_int_eq(ops->batch_submit(batch, items, nitems), GPURSA_GPU_OK);
+    int polled = ops->batch_poll(batch);
+    ck_assert(polled == 0 || polled == 1);
+    ck_assert_int_eq(ops->batch_wait(batch), GPURSA_GPU_OK);
+    ck_assert_int_eq(ops->batch_poll(batch), 1);
+    double ks = -1, ci = -1, co = -1;
+    ops->batch_times(batch, &ks, &ci, &co);
+    ck_assert(ks >= 0 && ci >= 0 && co >= 0);
+    for (size_t i = 0; i < nitems; i++)
+        item_check(&data[i], &items[i], i);
+
+    /* the batch is reusable; too many items is refused */
+    for (size_t i = 0; i < 2 && i < nitems; i++)
+        item_make(&data[i], &items[i], key[0], kk[0], (int)i + 1, GPURSA_ITEM_OK);
+    ck_assert_int_eq(ops->batch_submit(batch, items, nitems < 2 ? nitems : 2), GPURSA_GPU_OK);
+    ck_assert_int_eq(ops->batch_wait(batch), GPURSA_GPU_OK);
+    for (size_t i = 0; i < 2 && i < nitems; i++)
+        item_check(&data[i], &items[i], i);
+    ck_assert_int_ne(ops->batch_submit(batch, items, nitems + 1), GPURSA_GPU_OK);
+    ops->batch_free(batch);
+
+    /* a key of another size in a batch is refused */
+    if (nitems >= 1) {
+        gt_rsa_key *other = get_key((size_idx + 1) % 4, 0);
+        gpursa_gpu_key *okey = NULL;
+        ck_assert_int_eq(ops->key_upload(dev, &other->km, &okey), GPURSA_GPU_OK);
+        item_make(&data[0], &items[0], okey, other, 1, GPURSA_ITEM_OK);
+        ck_assert_int_eq(ops->batch_new(dev, key_bits[size_idx], 1, &batch), GPURSA_GPU_OK);
+        ck_assert_int_ne(ops->batch_submit(batch, items, 1), GPURSA_GPU_OK);
+        ops->batch_free(batch);
+        free(data[0].in); free(data[0].r); free(data[0].rinv); free(data[0].out);
+        mpz_clear(data[0].want);
+        ops->key_free(dev, okey);
+    }
+    /* gpursa_gpu_run: the synchronous helper */
+    item_make(&data[0], &items[0], key[1], kk[1], 2, GPURSA_ITEM_OK);
+    item_make(&data[1], &items[1], key[2], kk[2], 17, GPURSA_ITEM_OK);
+    ck_assert_int_eq(gpursa_gpu_run(ops, dev, items, 2), GPURSA_GPU_OK);
+    item_check(&data[0], &items[0], 0);
+    item_check(&data[1], &items[1], 1);
+
+    for (int i = 0; i < 4; i++)
+        ops->key_free(dev, key[i]);
+    ops->key_free(dev, NULL);
+    gt_rsa_key_free(&bad);
+    free(items);
+    free(data);
+    ops->device_close(dev);
+}
+
+START_TEST(test_backend_batch_mixed_keys)
+{
+    if (backend_skip)
+        return;
+    static const gpursa_variant vs[] = {GPURSA_VARIANT_AUTO, GPURSA_VARIANT_IMAD,
+                                        GPURSA_VARIANT_XMAD, GPURSA_VARIANT_FAST};
+    /* host: modest batches (every item runs on this CPU); threads split at 8+ */
+    size_t n = getenv("GPURSA_TEST_BACKEND") && strcmp(getenv("GPURSA_TEST_BACKEND"), "cuda") == 0
+                   ? 300 : (_i / 4 < 2 ? 24 : 9);
+    run_backend_batch(_i / 4, vs[_i % 4], n);
+}
+END_TEST
+
+START_TEST(test_backend_refusals)
+{
+    if (backend_skip)
+        return;
+    gpursa_gpu_device *dev = open_dev(GPURSA_VARIANT_AUTO);
+    gpursa_gpu_key *key = (gpursa_gpu_key *)1;
+    gpursa_gpu_batch *batch = (gpursa_gpu_batch *)1;
+    int count = 0;
+    ck_assert_int_eq(ops->device_count(&count), GPURSA_GPU_OK);
+    ck_assert_int_ge(count, 1);
+    gpursa_gpu_device *nodev = NULL;
+    ck_assert_int_ne(ops->device_open(count, GPURSA_VARIANT_AUTO, &nodev), GPURSA_GPU_OK);
+    /* unsupported key: n one byte short */
+    gpursa_rsa_key_material km = get_key(0, 0)->km;
+    km.n++;
+    km.n_len--;
+    ck_assert_int_eq(ops->key_upload(dev, &km, &key), GPURSA_GPU_ERR_UNSUPPORTED);
+    ck_assert_ptr_null(key);
+    ck_assert_int_ne(ops->key_upload(dev, NULL, &key), GPURSA_GPU_OK);
+    ck_assert_int_ne(ops->batch_new(dev, 1536, 4, &batch), GPURSA_GPU_OK);
+    ck_assert_int_ne(ops->batch_new(dev, 2048, 0, &batch), GPURSA_GPU_OK);
+    ck_assert_int_eq(gpursa_gpu_run(ops, dev, NULL, 0), GPURSA_GPU_OK);
+    ops->device_close(dev);
+}
+END_TEST
+
+START_TEST(test_names_and_strings)
+{
+    gpursa_variant v = GPURSA_VARIANT_AUTO;
+    for (int i = 0; i < GPURSA_VARIANT_COUNT_; i++) {
+        ck_assert_int_eq(gpursa_variant_from_name(gpursa_variant_name((gpursa_variant)i), &v), 1);
+        ck_assert_int_eq(v, i);
+    }
+    ck_assert_int_eq(gpursa_variant_from_name("XMAD", &v), 1);
+    ck_assert_int_eq(v, GPURSA_VARIANT_XMAD);
+    ck_assert_int_eq(gpursa_variant_from_name("bogus", &v), 0);
+    ck_assert_int_eq(gpursa_variant_from_name(NULL, &v), 0);
+    ck_assert_str_eq(gpursa_variant_name(GPURSA_VARIANT_COUNT_), "unknown");
+    for (int rc = 0; rc >= -7; rc--)
+        ck_assert_str_ne(gpursa_gpu_rc_string(rc), "unknown error");
+    ck_assert_str_eq(gpursa_gpu_rc_string(-99), "unknown error");
+    ck_assert_ptr_nonnull(gpursa_gpu_backend(GPURSA_BACKEND_HOST));
+#ifdef GPURSA_HAVE_CUDA
+    ck_assert_ptr_nonnull(gpursa_gpu_backend(GPURSA_BACKEND_CUDA));
+#else
+    ck_assert_ptr_null(gpursa_gpu_backend(GPURSA_BACKEND_CUDA));
+#endif
+}
+END_TEST
+
+static Suite *make_rsa_op_suite(void)
+{
+    Suite *s = suite_create("gpu_rsa_op");
+    TCase *tc = tcase_create("rsa_op");
+    tcase_set_timeout(tc, 900);
+    tcase_add_loop_test(tc, test_op_random_and_edges, 0, 8);
+    tcase_add_loop_test(tc, test_op_small_e_extreme_primes, 0, 8);
+    tcase_add_loop_test(tc, test_op_p_gt_q_64bit_e_unequal_lengths, 0, 8);
+    tcase_add_loop_test(tc, test_op_badinput_and_fault, 0, 8);
+    tcase_add_loop_test(tc, test_key_supported, 0, 4);
+    tcase_add_loop_test(tc, test_keyconv_constants, 0, 4);
+    tcase_add_test(tc, test_names_and_strings);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+static Suite *make_backend_suite(void)
+{
+    Suite *s = suite_create("gpu_backend");
+    TCase *tc = tcase_create("backend");
+    tcase_set_timeout(tc, 900);
+    tcase_add_loop_test(tc, test_backend_batch_mixed_keys, 0, 16);
+    tcase_add_test(tc, test_backend_refusals);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    gt_init();
+    /* keys before the forks, so each test does not redo the prime search */
+    for (int i = 0; i < 4; i++)
+        for (int shape = 0; shape < 3; shape++)
+            (void)get_key(i, shape);
+    ops = gt_backend(&backend_skip);
+    const char *which = getenv("GPURSA_TEST_BACKEND");
+    int cuda = which != NULL && strcmp(which, "cuda") == 0;
+    if (cuda && backend_skip) {
+        fprintf(stderr, "# GPURSA_TEST_BACKEND=cuda: no CUDA backend or device, skipping\n");
+        return 77;
+    }
+    /* On the GPU the header suite has already run on the host build; the
+     * backend suite is what changes. */
+    SRunner *sr = srunner_create(make_backend_suite());
+    if (!cuda)
+        srunner_add_suite(sr, make_rsa_op_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
