@@ -214,9 +214,13 @@ static int gpursa_rsa_get_params(void *keydata, OSSL_PARAM params[])
     if ((p = OSSL_PARAM_locate(params, OSSL_PKEY_PARAM_BITS)) != NULL
         && !OSSL_PARAM_set_int(p, bits))
         return 0;
-    if ((p = OSSL_PARAM_locate(params, OSSL_PKEY_PARAM_SECURITY_BITS)) != NULL
-        && !OSSL_PARAM_set_int(p, BN_security_bits(bits, -1)))
-        return 0;
+    /* The default provider's figure (SP 800-56B formula), from the same key there. */
+    if ((p = OSSL_PARAM_locate(params, OSSL_PKEY_PARAM_SECURITY_BITS)) != NULL) {
+        EVP_PKEY *fb = gpursa_key_fallback(key);
+
+        if (fb == NULL || !OSSL_PARAM_set_int(p, EVP_PKEY_get_security_bits(fb)))
+            return 0;
+    }
     if ((p = OSSL_PARAM_locate(params, OSSL_PKEY_PARAM_MAX_SIZE)) != NULL
         && !OSSL_PARAM_set_int(p, gpursa_key_size(key)))
         return 0;

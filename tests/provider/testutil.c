@@ -12,25 +12,53 @@ static void tu_die(const char *what)
     abort();
 }
 
+/* The providers each tu_libctx loaded: OSSL_LIB_CTX_free alone does not tear
+ * down a provider whose OSSL_PROVIDER_load reference is still held. */
+static struct { OSSL_LIB_CTX *libctx; OSSL_PROVIDER *def, *gpursa; } tu_loaded[16];
+/* tu_default_rsa's keys, per libctx and size */
+static struct { OSSL_LIB_CTX *libctx; int bits; EVP_PKEY *pkey; } cache[8];
+
 OSSL_LIB_CTX *tu_libctx(void)
 {
     OSSL_LIB_CTX *libctx = OSSL_LIB_CTX_new();
+    OSSL_PROVIDER *def, *gpursa;
+    size_t i;
 
     if (libctx == NULL
-        || OSSL_PROVIDER_load(libctx, "default") == NULL
-        || OSSL_PROVIDER_load(libctx, "gpursa") == NULL)
+        || (def = OSSL_PROVIDER_load(libctx, "default")) == NULL
+        || (gpursa = OSSL_PROVIDER_load(libctx, "gpursa")) == NULL)
         tu_die("loading default and gpursa");
+    for (i = 0; i < sizeof(tu_loaded) / sizeof(tu_loaded[0]); i++)
+        if (tu_loaded[i].libctx == NULL) {
+            tu_loaded[i].libctx = libctx;
+            tu_loaded[i].def = def;
+            tu_loaded[i].gpursa = gpursa;
+            break;
+        }
     return libctx;
 }
 
 void tu_libctx_free(OSSL_LIB_CTX *libctx)
 {
+    size_t i;
+
+    for (i = 0; libctx != NULL && i < sizeof(tu_loaded) / sizeof(tu_loaded[0]); i++)
+        if (tu_loaded[i].libctx == libctx) {
+            OSSL_PROVIDER_unload(tu_loaded[i].gpursa);
+            OSSL_PROVIDER_unload(tu_loaded[i].def);
+            tu_loaded[i].libctx = NULL;
+        }
+    for (i = 0; libctx != NULL && i < sizeof(cache) / sizeof(cache[0]); i++)
+        if (cache[i].libctx == libctx) {
+            EVP_PKEY_free(cache[i].pkey);
+            cache[i].pkey = NULL;
+            cache[i].libctx = NULL;
+        }
     OSSL_LIB_CTX_free(libctx);
 }
 
 EVP_PKEY *tu_default_rsa(OSSL_LIB_CTX *libctx, int bits)
 {
-    static struct { OSSL_LIB_CTX *libctx; int bits; EVP_PKEY *pkey; } cache[8];
     EVP_PKEY_CTX *gctx;
     EVP_PKEY *pkey = NULL;
     size_t i;
@@ -79,4 +107,34 @@ const char *tu_provider_of(const EVP_PKEY *pkey)
     const OSSL_PROVIDER *prov = EVP_PKEY_get0_provider(pkey);
 
     return prov == NULL ? "legacy" : OSSL_PROVIDER_get0_name(prov);
+}
+
+int tu_gpursa_error(int reason)
+{
+    unsigned long e;
+    int found = 0;
+
+    /* Walk the whole queue: the gpursa error may sit under OpenSSL's own. */
+    while ((e = ERR_get_error()) != 0) {
+        const char *s = ERR_reason_error_string(e);
+
+        if (ERR_GET_REASON(e) == reason && s != NULL && strncmp(s, "gpursa:", 7) == 0)
+            found = 1;
+    }
+    return found;
+}
+
+int tu_bn_param_eq(const OSSL_PARAM *a, const OSSL_PARAM *b, const char *name)
+{
+    const OSSL_PARAM *pa = OSSL_PARAM_locate_const(a, name);
+    const OSSL_PARAM *pb = OSSL_PARAM_locate_const(b, name);
+    BIGNUM *x = NULL, *y = NULL;
+    int eq;
+
+    if (pa == NULL || pb == NULL)
+        return pa == pb;
+    eq = OSSL_PARAM_get_BN(pa, &x) && OSSL_PARAM_get_BN(pb, &y) && BN_cmp(x, y) == 0;
+    BN_clear_free(x);
+    BN_clear_free(y);
+    return eq;
 }

@@ -4,6 +4,7 @@
 #define GPURSA_TESTUTIL_H
 #include <openssl/evp.h>
 #include <openssl/provider.h>
+#include <openssl/params.h>
 
 /* A fresh libctx with "default" and "gpursa" loaded (OPENSSL_MODULES points at
  * the build tree). Aborts the test process on failure. */
@@ -16,4 +17,9 @@ EVP_PKEY *tu_default_rsa(OSSL_LIB_CTX *libctx, int bits);
 EVP_PKEY *tu_to_gpursa(OSSL_LIB_CTX *libctx, const EVP_PKEY *pkey);
 /* Name of the provider that holds |pkey| ("default" or "gpursa"). */
 const char *tu_provider_of(const EVP_PKEY *pkey);
+/* 1 if the error queue holds an error with this gpursa reason code
+ * (GPURSA_R_*) whose reason string is gpursa's. Empties the queue. */
+int tu_gpursa_error(int reason);
+/* 1 if the BIGNUM parameter |name| is equal in a and b (or absent in both). */
+int tu_bn_param_eq(const OSSL_PARAM *a, const OSSL_PARAM *b, const char *name);
 #endif
