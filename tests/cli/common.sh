@@ -64,11 +64,6 @@ need_op() {
         || skip "gpursa has no RSA $1 operation in this build"
 }
 
-# stats_field FILE NAME: the value of NAME= in the gpursa stats line of FILE.
-stats_field() {
-    sed -n "s/^gpursa: ops .* $2=\([0-9.]*\).*/\1/p; s/^gpursa: ops $2=\([0-9.]*\).*/\1/p" "$1" | tail -n 1
-}
-
 # stats_private_ops FILE: operations done by gpursa (gpu + host + cpu).
 stats_private_ops() {
     line=$(grep '^gpursa: ops ' "$1" | tail -n 1)

@@ -154,13 +154,17 @@ static EVP_PKEY *load_fixture(const char *file)
     return pkey;
 }
 
+static const char *const fixture_files[] = { "rsa8192.pem" };
+static const int fixture_bits[] = { 8192 };
+#define N_FIXTURES (sizeof(fixture_files) / sizeof(fixture_files[0]))
+
 START_TEST(test_roundtrip_large_fixture_keys)
 {
-    static const char *const files[] = { "rsa8192.pem" };
-    static const int bits[] = { 8192 };
+    const char *const *files = fixture_files;
+    const int *bits = fixture_bits;
     size_t i;
 
-    for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+    for (i = 0; i < N_FIXTURES; i++) {
         EVP_PKEY *def = load_fixture(files[i]);
         EVP_PKEY *g = tu_to_gpursa(libctx, def);
 
@@ -541,6 +545,41 @@ START_TEST(test_raw_private_op_matches_default)
 }
 END_TEST
 
+/* The raw private operation at the large sizes (CPU path): equal to default's. */
+START_TEST(test_raw_private_op_large_fixture_keys)
+{
+    size_t i;
+
+    for (i = 0; i < N_FIXTURES; i++) {
+        EVP_PKEY *def = load_fixture(fixture_files[i]);
+        EVP_PKEY *g = tu_to_gpursa(libctx, def);
+        size_t len = (size_t)fixture_bits[i] / 8, glen = len, dlen = len;
+        unsigned char *in = OPENSSL_malloc(len), *gout = OPENSSL_malloc(len);
+        unsigned char *dout = OPENSSL_malloc(len);
+        EVP_PKEY_CTX *gctx = EVP_PKEY_CTX_new_from_pkey(libctx, g, "provider=gpursa");
+        EVP_PKEY_CTX *dctx = EVP_PKEY_CTX_new_from_pkey(libctx, def, "provider=default");
+
+        ck_assert_int_eq(RAND_bytes(in, (int)len), 1);
+        in[0] &= 0x7f;
+        ck_assert_int_eq(EVP_PKEY_decrypt_init(gctx), 1);
+        ck_assert_int_eq(EVP_PKEY_decrypt_init(dctx), 1);
+        ck_assert_int_eq(EVP_PKEY_CTX_set_rsa_padding(gctx, RSA_NO_PADDING), 1);
+        ck_assert_int_eq(EVP_PKEY_CTX_set_rsa_padding(dctx, RSA_NO_PADDING), 1);
+        ck_assert_int_eq(EVP_PKEY_decrypt(gctx, gout, &glen, in, len), 1);
+        ck_assert_int_eq(EVP_PKEY_decrypt(dctx, dout, &dlen, in, len), 1);
+        ck_assert_uint_eq(glen, len);
+        ck_assert_mem_eq(gout, dout, len);
+        EVP_PKEY_CTX_free(gctx);
+        EVP_PKEY_CTX_free(dctx);
+        OPENSSL_free(in);
+        OPENSSL_free(gout);
+        OPENSSL_free(dout);
+        EVP_PKEY_free(g);
+        EVP_PKEY_free(def);
+    }
+}
+END_TEST
+
 static int gpursa_has(int operation)
 {
     OSSL_LIB_CTX *ctx = tu_libctx();
@@ -584,8 +623,10 @@ static Suite *make_keymgmt_suite(void)
         tcase_add_test(tc, test_multiprime_signs_via_fallback);
     else
         fprintf(stderr, "# gpursa has no RSA signature yet: multi-prime signing not tested\n");
-    if (gpursa_has(OSSL_OP_ASYM_CIPHER))
+    if (gpursa_has(OSSL_OP_ASYM_CIPHER)) {
         tcase_add_loop_test(tc, test_raw_private_op_matches_default, 0, nsizes);
+        tcase_add_test(tc, test_raw_private_op_large_fixture_keys);
+    }
     else
         fprintf(stderr, "# gpursa has no RSA asym cipher yet: raw private op not tested\n");
     suite_add_tcase(s, tc);
