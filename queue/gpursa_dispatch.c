@@ -158,6 +158,12 @@ static void gpursa_slot_release(gpursa_slot *s)
         OPENSSL_cleanse(s->rinvbuf, s->cap * GPURSA_MAX_KEY_BYTES);
         OPENSSL_cleanse(s->outbuf, s->cap * GPURSA_MAX_KEY_BYTES);
     }
+    if (s->pool_r != NULL)
+        OPENSSL_cleanse(s->pool_r, GPURSA_POOL * GPURSA_MAX_KEY_BYTES);
+    if (s->pool_rinv != NULL)
+        OPENSSL_cleanse(s->pool_rinv, GPURSA_POOL * GPURSA_MAX_KEY_BYTES);
+    free(s->pool_r);
+    free(s->pool_rinv);
     free(s->rv);
     free(s->items);
     free(s->rbuf);
@@ -312,6 +318,51 @@ static void gpursa_slot_to_cpu(gpursa_slot *s, size_t from, size_t to, gpursa_re
         gpursa_list_append(cpu, s->rv[i]);
 }
 
+/*
+ * Blinding pairs for m items of key k into r / rinv. Large groups get their
+ * own batch inversion; small ones are served from this runner's pool of
+ * pairs for its most recent key, refilled GPURSA_POOL at a time, so the one
+ * inversion (about a millisecond at 2048 bits on a slow core) is spread
+ * over many operations. Every pair leaves the pool once and is wiped there.
+ * The pool belongs to the runner thread: no lock.
+ */
+static int gpursa_slot_pairs(gpursa_slot *s, gpursa_queue_key *k, size_t m,
+                             unsigned char *r, unsigned char *rinv)
+{
+    size_t len = k->len, kb = GPURSA_MAX_KEY_BYTES;
+
+    if (m >= GPURSA_POOL / 2)
+        return gpursa_blind_batch(k, m, s->bn_r, s->bn_a, r, rinv, s->bnctx);
+    if (s->pool_r == NULL) {
+        /* (the caller reserved GPURSA_POOL staging items: bn_r / bn_a fit) */
+        if ((s->pool_r = malloc(GPURSA_POOL * kb)) == NULL
+            || (s->pool_rinv = malloc(GPURSA_POOL * kb)) == NULL)
+            return 0;
+        s->pool_key = 0;
+        s->pool_n = 0;
+    }
+    if (s->pool_key != k->id) {
+        OPENSSL_cleanse(s->pool_r, GPURSA_POOL * kb);
+        OPENSSL_cleanse(s->pool_rinv, GPURSA_POOL * kb);
+        s->pool_key = k->id;
+        s->pool_n = 0;
+    }
+    if (s->pool_n < m) {
+        size_t add = GPURSA_POOL - s->pool_n;
+
+        if (!gpursa_blind_batch(k, add, s->bn_r, s->bn_a, s->pool_r + s->pool_n * len,
+                                s->pool_rinv + s->pool_n * len, s->bnctx))
+            return 0;
+        s->pool_n += add;
+    }
+    s->pool_n -= m;
+    memcpy(r, s->pool_r + s->pool_n * len, m * len);
+    memcpy(rinv, s->pool_rinv + s->pool_n * len, m * len);
+    OPENSSL_cleanse(s->pool_r + s->pool_n * len, m * len);
+    OPENSSL_cleanse(s->pool_rinv + s->pool_n * len, m * len);
+    return 1;
+}
+
 /* Blinds the n gathered requests: same-key runs are made contiguous, then
  * each run gets one batch inversion. Requests whose blinding failed move
  * to cpu; returns the number of items left (compacted). */
@@ -335,8 +386,8 @@ static size_t gpursa_slot_blind(gpursa_slot *s, size_t n, gpursa_req_list *cpu)
                 end++;
             }
         }
-        if (gpursa_blind_batch(k, end - pos, s->bn_r + kept, s->bn_a + kept,
-                               s->rbuf + kept * len, s->rinvbuf + kept * len, s->bnctx)) {
+        if (gpursa_slot_pairs(s, k, end - pos, s->rbuf + kept * len,
+                              s->rinvbuf + kept * len)) {
             for (size_t i = pos; i < end; i++, kept++) {
                 s->rv[kept] = s->rv[i];
                 s->items[kept] = s->items[i];
@@ -372,7 +423,8 @@ static void gpursa_slot_run(gpursa_slot *s)
 
     if (s->measure)
         gpursa_measure(s, s->reqs.head->key);
-    if (!gpursa_slot_reserve(s, total) || (batch = gpursa_slot_batch(s, s->cls)) == NULL) {
+    if (!gpursa_slot_reserve(s, total > GPURSA_POOL ? total : GPURSA_POOL)
+        || (batch = gpursa_slot_batch(s, s->cls)) == NULL) {
         atomic_fetch_add_explicit(&st->fb_gpu_error, total, memory_order_relaxed);
         gpursa_cpu_pool_push(rt, &s->reqs);
         return;

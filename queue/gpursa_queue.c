@@ -171,6 +171,11 @@ void gpursa_req_complete(gpursa_qrt *rt, gpursa_req *r, int ok)
         abort();                         /* a second answer is a bug: never hide it */
     if (!ok)
         OPENSSL_cleanse(r->out, r->key->len);
+    /* Counted out before the caller can see its answer: a caller that
+     * returns finds the in-flight count without itself. */
+    if (d != NULL)
+        atomic_fetch_sub(&d->load, 1);
+    gpursa_inflight_release(rt);
     atomic_store_explicit(&r->done, ok ? 1 : 2, memory_order_release);
     if (w != NULL) {
         gpursa_wake_signal(w);
@@ -178,9 +183,6 @@ void gpursa_req_complete(gpursa_qrt *rt, gpursa_req *r, int ok)
     } else {
         gpursa_futex_wake(&r->done);
     }
-    if (d != NULL)
-        atomic_fetch_sub(&d->load, 1);
-    gpursa_inflight_release(rt);
 }
 
 void gpursa_req_cpu(gpursa_qrt *rt, gpursa_req *r)

@@ -22,6 +22,7 @@
 #define GPURSA_NCLASS 4          /* modulus sizes 1024, 2048, 3072, 4096 */
 #define GPURSA_MAX_DEVICES 16
 #define GPURSA_MAX_KEY_BYTES 512
+#define GPURSA_POOL 256          /* blinding pairs a runner makes at a time */
 
 /* crossover values */
 #define GPURSA_XOVER_UNMEASURED (-2)
@@ -73,6 +74,7 @@ typedef struct {
 
 struct gpursa_queue_key {
     gpursa_queue *q;
+    uint64_t id;                 /* unique in the process, never reused */
     struct gpursa_queue_key *prev, *next;  /* registry in q, under the global lock */
     gpursa_cpu_private_fn cpu;
     void *cpu_arg;
@@ -107,6 +109,10 @@ typedef struct gpursa_slot {
     unsigned char *rbuf, *rinvbuf, *outbuf;
     BIGNUM **bn_r, **bn_a;
     BN_CTX *bnctx;
+    /* blinding pairs made ahead for one key (see gpursa_slot_pairs) */
+    uint64_t pool_key;           /* gpursa_queue_key.id, 0 = none */
+    size_t pool_n;
+    unsigned char *pool_r, *pool_rinv;
 } gpursa_slot;
 
 struct gpursa_dev {

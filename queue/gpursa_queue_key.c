@@ -21,6 +21,8 @@ static unsigned char *gpursa_km_copy(unsigned char **pos, const unsigned char *s
     return p;
 }
 
+static atomic_uint_fast64_t gpursa_qkey_ids;
+
 /* The material's (pointer, length) pairs. */
 static const struct {
     size_t ptr, len;
@@ -48,6 +50,7 @@ int gpursa_queue_key_new(gpursa_queue *q, const gpursa_rsa_key_material *km,
     if ((qk = calloc(1, sizeof(*qk))) == NULL)
         return 0;
     qk->q = q;
+    qk->id = atomic_fetch_add(&gpursa_qkey_ids, 1) + 1;
     qk->cpu = cpu;
     qk->cpu_arg = cpu_arg;
     qk->mat_len = km->n_len + km->e_len + km->p_len + km->q_len + km->dp_len
