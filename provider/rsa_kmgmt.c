@@ -227,7 +227,12 @@ static int gpursa_rsa_get_params(void *keydata, OSSL_PARAM params[])
     if ((p = OSSL_PARAM_locate(params, OSSL_PKEY_PARAM_DEFAULT_DIGEST)) != NULL
         && !OSSL_PARAM_set_utf8_string(p, "SHA256"))
         return 0;
-    return gpursa_rsa_get_numbers(key, params);
+    /* Copy numbers out only when asked: libcrypto asks for the sizes alone
+     * every time a key is created. */
+    for (p = params; p->key != NULL; p++)
+        if (OSSL_PARAM_locate_const(gpursa_rsa_key_types, p->key) != NULL)
+            return gpursa_rsa_get_numbers(key, params);
+    return 1;
 }
 
 static int gpursa_rsa_validate(const void *keydata, int selection, int checktype)

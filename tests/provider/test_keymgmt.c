@@ -20,6 +20,7 @@
 #include "provider/gpursa_prov.h"
 
 static OSSL_LIB_CTX *libctx;
+static int gpursa_has_cipher;    /* rsa_enc.c is in the module */
 
 static const int sizes[] = { 1024, 2048, 3072, 4096 };
 
@@ -580,6 +581,67 @@ START_TEST(test_raw_private_op_large_fixture_keys)
 }
 END_TEST
 
+/* A private key of n, e and d only (no CRT numbers): imported, exported as
+ * such, and its private operation (non-CRT, on the fallback) equals default's. */
+START_TEST(test_private_key_without_crt_numbers)
+{
+    EVP_PKEY *def = tu_default_rsa(libctx, 2048), *g = NULL, *dnc = NULL;
+    OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
+    OSSL_PARAM *base = NULL, *params, *out = NULL;
+    BIGNUM *n, *e, *d;
+    EVP_PKEY_CTX *ctx;
+    unsigned char in[256], gout[256], dout[256];
+    size_t glen = sizeof(gout), dlen = sizeof(dout);
+
+    ck_assert_int_eq(EVP_PKEY_todata(def, EVP_PKEY_KEYPAIR, &base), 1);
+    n = param_bn(base, OSSL_PKEY_PARAM_RSA_N);
+    e = param_bn(base, OSSL_PKEY_PARAM_RSA_E);
+    d = param_bn(base, OSSL_PKEY_PARAM_RSA_D);
+    ck_assert(OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, n));
+    ck_assert(OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, e));
+    ck_assert(OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_D, d));
+    params = OSSL_PARAM_BLD_to_param(bld);
+    ctx = EVP_PKEY_CTX_new_from_name(libctx, "RSA", "provider=gpursa");
+    ck_assert_int_eq(EVP_PKEY_fromdata_init(ctx), 1);
+    ck_assert_int_eq(EVP_PKEY_fromdata(ctx, &g, EVP_PKEY_KEYPAIR, params), 1);
+    EVP_PKEY_CTX_free(ctx);
+    ctx = EVP_PKEY_CTX_new_from_name(libctx, "RSA", "provider=default");
+    ck_assert_int_eq(EVP_PKEY_fromdata_init(ctx), 1);
+    ck_assert_int_eq(EVP_PKEY_fromdata(ctx, &dnc, EVP_PKEY_KEYPAIR, params), 1);
+    EVP_PKEY_CTX_free(ctx);
+    ck_assert_int_eq(EVP_PKEY_todata(g, EVP_PKEY_KEYPAIR, &out), 1);
+    ck_assert_ptr_nonnull(OSSL_PARAM_locate(out, OSSL_PKEY_PARAM_RSA_D));
+    ck_assert_ptr_null(OSSL_PARAM_locate(out, OSSL_PKEY_PARAM_RSA_FACTOR1));
+    ck_assert_int_eq(EVP_PKEY_eq(g, def), 1);
+    if (gpursa_has_cipher) {
+        ck_assert_int_eq(RAND_bytes(in, sizeof(in)), 1);
+        in[0] &= 0x7f;
+        ctx = EVP_PKEY_CTX_new_from_pkey(libctx, g, "provider=gpursa");
+        ck_assert_int_eq(EVP_PKEY_decrypt_init(ctx), 1);
+        ck_assert_int_eq(EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_NO_PADDING), 1);
+        ck_assert_int_eq(EVP_PKEY_decrypt(ctx, gout, &glen, in, sizeof(in)), 1);
+        EVP_PKEY_CTX_free(ctx);
+        ctx = EVP_PKEY_CTX_new_from_pkey(libctx, dnc, "provider=default");
+        ck_assert_int_eq(EVP_PKEY_decrypt_init(ctx), 1);
+        ck_assert_int_eq(EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_NO_PADDING), 1);
+        ck_assert_int_eq(EVP_PKEY_decrypt(ctx, dout, &dlen, in, sizeof(in)), 1);
+        EVP_PKEY_CTX_free(ctx);
+        ck_assert_uint_eq(glen, dlen);
+        ck_assert_mem_eq(gout, dout, dlen);
+    }
+    OSSL_PARAM_free(out);
+    OSSL_PARAM_free(params);
+    OSSL_PARAM_BLD_free(bld);
+    OSSL_PARAM_free(base);
+    BN_free(n);
+    BN_free(e);
+    BN_clear_free(d);
+    EVP_PKEY_free(dnc);
+    EVP_PKEY_free(g);
+    EVP_PKEY_free(def);
+}
+END_TEST
+
 static int gpursa_has(int operation)
 {
     OSSL_LIB_CTX *ctx = tu_libctx();
@@ -623,7 +685,8 @@ static Suite *make_keymgmt_suite(void)
         tcase_add_test(tc, test_multiprime_signs_via_fallback);
     else
         fprintf(stderr, "# gpursa has no RSA signature yet: multi-prime signing not tested\n");
-    if (gpursa_has(OSSL_OP_ASYM_CIPHER)) {
+    tcase_add_test(tc, test_private_key_without_crt_numbers);
+    if ((gpursa_has_cipher = gpursa_has(OSSL_OP_ASYM_CIPHER))) {
         tcase_add_loop_test(tc, test_raw_private_op_matches_default, 0, nsizes);
         tcase_add_test(tc, test_raw_private_op_large_fixture_keys);
     }
