@@ -8,6 +8,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -682,6 +683,113 @@ START_TEST(test_unsupported_key_goes_to_cpu)
 }
 END_TEST
 
+/* ---- async wait-context callbacks ------------------------------------------ */
+
+static int note_ready(void *arg)
+{
+    atomic_fetch_add((atomic_int *)arg, 1);
+    return 1;
+}
+
+START_TEST(test_async_callback_mode_resumes_jobs)
+{
+    enum { N = 32 };
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    ASYNC_JOB *job[N] = { 0 };
+    ASYNC_WAIT_CTX *ctx[N];
+    job_res res[N];
+    atomic_int ready[N];
+    int fin[N] = { 0 }, done = 0;
+    uint64_t t0 = now_ns();
+
+    fake_reset();
+    fake.batch_delay_us = 2000;
+    q = mkq(&fake_ops, 16, 500, 1, 1024);
+    qk = mkkey(q, &keys[0]);
+    ck_assert_int_eq(ASYNC_init_thread(N, 0), 1);
+    for (int i = 0; i < N; i++) {
+        ctx[i] = ASYNC_WAIT_CTX_new();
+        atomic_init(&ready[i], 0);
+        ck_assert_int_eq(ASYNC_WAIT_CTX_set_callback(ctx[i], note_ready, &ready[i]), 1);
+        res[i] = (job_res){ q, qk, &keys[0], 3, 0, 0 };
+    }
+    for (int i = 0; i < N; i++) {
+        int ret, rc;
+        job_arg ja = { &res[i] };
+
+        rc = ASYNC_start_job(&job[i], ctx[i], &ret, job_fn, &ja, sizeof(ja));
+        ck_assert_int_eq(rc, ASYNC_PAUSE);
+    }
+    /* Resume only what a callback announced. */
+    while (done < N) {
+        for (int i = 0; i < N; i++) {
+            int ret, rc;
+
+            if (fin[i] || atomic_load(&ready[i]) == 0)
+                continue;
+            atomic_store(&ready[i], 0);
+            rc = ASYNC_start_job(&job[i], ctx[i], &ret, job_fn, NULL, 0);
+            if (rc == ASYNC_FINISH) {
+                fin[i] = 1;
+                done++;
+            } else if (rc != ASYNC_PAUSE) {
+                ck_abort_msg("resume failed: %d", rc);
+            }
+        }
+        if (now_ns() - t0 > 30000000000ull)
+            ck_abort_msg("jobs never called back");
+        usleep(100);
+    }
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(res[i].good, 3);
+        ASYNC_WAIT_CTX_free(ctx[i]);
+    }
+    ASYNC_cleanup_thread();
+    ck_assert_uint_eq(ops_total(), 3 * N);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+START_TEST(test_async_wait_ctx_freed_while_paused_is_never_signalled)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    ASYNC_JOB *job = NULL;
+    ASYNC_WAIT_CTX *ctx;
+    job_res res;
+    job_arg ja = { &res };
+    atomic_int calls;
+    OSSL_ASYNC_FD fd;
+    size_t nfd = 1;
+    int ret;
+
+    fake_reset();
+    fake.batch_delay_us = 200000;            /* the answer comes 200 ms later */
+    q = mkq(&fake_ops, 16, 500, 1, 1024);
+    qk = mkkey(q, &keys[0]);
+    atomic_init(&calls, 0);
+    res = (job_res){ q, qk, &keys[0], 1, 0, 0 };
+    ck_assert_int_eq(ASYNC_init_thread(1, 0), 1);
+    ctx = ASYNC_WAIT_CTX_new();
+    ck_assert_int_eq(ASYNC_WAIT_CTX_set_callback(ctx, note_ready, &calls), 1);
+    ck_assert_int_eq(ASYNC_start_job(&job, ctx, &ret, job_fn, &ja, sizeof(ja)), ASYNC_PAUSE);
+    ck_assert_int_eq(ASYNC_WAIT_CTX_get_all_fds(ctx, &fd, &nfd), 1);
+    /* The application gives up on the job: its wait context goes. */
+    ASYNC_WAIT_CTX_free(ctx);
+    ck_assert_int_ne(fcntl(fd, F_GETFD), -1);        /* the request still holds it */
+    usleep(600000);
+    ck_assert_int_eq(atomic_load(&calls), 0);         /* never called back */
+    ck_assert_uint_eq(ops_total(), 1);                /* answered once, to nobody */
+    ck_assert_uint_eq(gpursa_queue_inflight(q), 0);
+    ck_assert_int_eq(fcntl(fd, F_GETFD), -1);         /* closed with the last reference */
+    /* The paused job is never resumed; its stack (holding the request) leaks. */
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
 /* ---- stress, async, fork ---------------------------------------------------- */
 
 START_TEST(test_stress_64_threads_every_result_checked)
@@ -931,6 +1039,12 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_device_loss_reopens_with_backoff);
     tcase_add_test(tc, test_no_device_all_on_cpu);
     tcase_add_test(tc, test_unsupported_key_goes_to_cpu);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("async");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_async_callback_mode_resumes_jobs);
+    tcase_add_test(tc, test_async_wait_ctx_freed_while_paused_is_never_signalled);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("stress");
