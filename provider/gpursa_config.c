@@ -13,7 +13,6 @@
 #include "provider/gpursa_prov.h"
 
 static const char *const backend_names[] = { "auto", "cuda", "host", "cpu" };
-static const char *const variant_names[] = { "auto", "imad", "xmad", "fast" };
 
 const char *gpursa_config_backend_name(gpursa_cfg_backend b)
 {
@@ -100,9 +99,9 @@ int gpursa_config_set(GPURSA_PROV_CTX *ctx, gpursa_config *cfg,
             return config_bad(ctx, key, value, origin, "auto, cuda, host or cpu");
         cfg->backend = (gpursa_cfg_backend)i;
     } else if (strcmp(key, "variant") == 0) {
-        if ((i = config_enum(value, variant_names, 4)) < 0)
+        /* the gpu layer owns the variant names */
+        if (!gpursa_variant_from_name(value, &cfg->variant))
             return config_bad(ctx, key, value, origin, "auto, imad, xmad or fast");
-        cfg->variant = (gpursa_variant)i;
     } else if (strcmp(key, "devices") == 0) {
         if (!config_devices(value, cfg->devices, sizeof(cfg->devices)))
             return config_bad(ctx, key, value, origin,
