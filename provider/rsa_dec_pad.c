@@ -180,29 +180,44 @@ int gpursa_dec_pkcs1_type2(unsigned char *to, size_t tlen,
 
 /* ---- implicit rejection ---------------------------------------------------- */
 
-/* out = HMAC-SHA256(key, data1 || data2); 1 or 0. */
-static int hmac_sha256(EVP_MAC *mac,
-                       const unsigned char *key, size_t keylen,
-                       const unsigned char *d1, size_t l1,
-                       const unsigned char *d2, size_t l2,
-                       unsigned char out[GPURSA_KDK_LEN])
+/*
+ * HMAC-SHA256 keyed once. Setting the digest by name fetches it, which costs
+ * more than hashing a block, so a context is keyed once and re-initialised
+ * (same key, no parameters) for every block. The hash is fixed at SHA-256 so
+ * that the synthetic message never changes with configuration: two answers
+ * to one ciphertext would tell an attacker it was synthetic.
+ */
+static EVP_MAC_CTX *hmac_sha256_new(OSSL_LIB_CTX *libctx,
+                                    const unsigned char *key, size_t keylen)
 {
-    EVP_MAC_CTX *ctx = EVP_MAC_CTX_new(mac);
+    EVP_MAC *mac = EVP_MAC_fetch(libctx, "HMAC", NULL);
+    EVP_MAC_CTX *ctx = mac == NULL ? NULL : EVP_MAC_CTX_new(mac);
     OSSL_PARAM params[2];
-    size_t outl = 0;
-    int ok;
 
     params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
                                                  (char *)"SHA256", 0);
     params[1] = OSSL_PARAM_construct_end();
-    ok = ctx != NULL
-        && EVP_MAC_init(ctx, key, keylen, params)
+    if (ctx != NULL && !EVP_MAC_init(ctx, key, keylen, params)) {
+        EVP_MAC_CTX_free(ctx);
+        ctx = NULL;
+    }
+    EVP_MAC_free(mac);
+    return ctx;
+}
+
+/* out = HMAC(key of ctx, data1 || data2); 1 or 0. */
+static int hmac_sha256_block(EVP_MAC_CTX *ctx,
+                             const unsigned char *d1, size_t l1,
+                             const unsigned char *d2, size_t l2,
+                             unsigned char out[GPURSA_KDK_LEN])
+{
+    size_t outl = 0;
+
+    return EVP_MAC_init(ctx, NULL, 0, NULL)
         && (l1 == 0 || EVP_MAC_update(ctx, d1, l1))
         && (l2 == 0 || EVP_MAC_update(ctx, d2, l2))
         && EVP_MAC_final(ctx, out, &outl, GPURSA_KDK_LEN)
         && outl == GPURSA_KDK_LEN;
-    EVP_MAC_CTX_free(ctx);
-    return ok;
 }
 
 int gpursa_dec_kdk(OSSL_LIB_CTX *libctx, const BIGNUM *d,
@@ -211,7 +226,7 @@ int gpursa_dec_kdk(OSSL_LIB_CTX *libctx, const BIGNUM *d,
 {
     unsigned char *buf = NULL;
     unsigned char d_hash[GPURSA_KDK_LEN];
-    EVP_MAC *mac = NULL;
+    EVP_MAC_CTX *hmac = NULL;
     EVP_MD *sha256 = NULL;
     int ok = 0;
 
@@ -220,38 +235,32 @@ int gpursa_dec_kdk(OSSL_LIB_CTX *libctx, const BIGNUM *d,
     /* k bytes hold d big-endian, then (reused) the zero prefix of ct. */
     if ((buf = OPENSSL_zalloc(k)) == NULL)
         return 0;
-    /* The hash is fixed at SHA-256 so that the synthetic message does not
-     * change with configuration: two answers to one ciphertext would tell
-     * an attacker it was synthetic. */
     if (BN_bn2binpad(d, buf, (int)k) != (int)k
         || (sha256 = EVP_MD_fetch(libctx, "SHA256", NULL)) == NULL
         || !EVP_Digest(buf, k, d_hash, NULL, sha256, NULL)
-        || (mac = EVP_MAC_fetch(libctx, "HMAC", NULL)) == NULL)
+        || (hmac = hmac_sha256_new(libctx, d_hash, sizeof(d_hash))) == NULL)
         goto end;
     OPENSSL_cleanse(buf, k);
-    ok = hmac_sha256(mac, d_hash, sizeof(d_hash), buf, k - ctlen,
-                     ct, ctlen, kdk);
+    ok = hmac_sha256_block(hmac, buf, k - ctlen, ct, ctlen, kdk);
  end:
     OPENSSL_cleanse(d_hash, sizeof(d_hash));
     OPENSSL_clear_free(buf, k);
-    EVP_MAC_free(mac);
+    EVP_MAC_CTX_free(hmac);
     EVP_MD_free(sha256);
     return ok;
 }
 
-int gpursa_dec_prf(OSSL_LIB_CTX *libctx, const unsigned char kdk[GPURSA_KDK_LEN],
-                   const char *label, unsigned char *out, size_t outlen)
+/* The PRF with a context keyed with the KDK. */
+static int prf_blocks(EVP_MAC_CTX *hmac, const char *label,
+                      unsigned char *out, size_t outlen)
 {
     unsigned char block[GPURSA_KDK_LEN];
     unsigned char msg[2 + 64 + 2];
     size_t llen = strlen(label), pos, n;
     unsigned int iter = 0, bits = (unsigned int)(outlen * 8);
-    EVP_MAC *mac;
     int ok = 1;
 
     if (outlen == 0 || outlen > 0xffff / 8 || llen > 64)
-        return 0;
-    if ((mac = EVP_MAC_fetch(libctx, "HMAC", NULL)) == NULL)
         return 0;
     /* I || label || L, with I updated per block */
     memcpy(msg + 2, label, llen);
@@ -260,13 +269,21 @@ int gpursa_dec_prf(OSSL_LIB_CTX *libctx, const unsigned char kdk[GPURSA_KDK_LEN]
     for (pos = 0; ok && pos < outlen; pos += n, iter++) {
         msg[0] = (unsigned char)(iter >> 8);
         msg[1] = (unsigned char)iter;
-        ok = hmac_sha256(mac, kdk, GPURSA_KDK_LEN, msg, llen + 4,
-                         NULL, 0, block);
+        ok = hmac_sha256_block(hmac, msg, llen + 4, NULL, 0, block);
         n = outlen - pos < sizeof(block) ? outlen - pos : sizeof(block);
         memcpy(out + pos, block, n);
     }
     OPENSSL_cleanse(block, sizeof(block));
-    EVP_MAC_free(mac);
+    return ok;
+}
+
+int gpursa_dec_prf(OSSL_LIB_CTX *libctx, const unsigned char kdk[GPURSA_KDK_LEN],
+                   const char *label, unsigned char *out, size_t outlen)
+{
+    EVP_MAC_CTX *hmac = hmac_sha256_new(libctx, kdk, GPURSA_KDK_LEN);
+    int ok = hmac != NULL && prf_blocks(hmac, label, out, outlen);
+
+    EVP_MAC_CTX_free(hmac);
     return ok;
 }
 
@@ -282,6 +299,7 @@ int gpursa_dec_pkcs1_type2_implicit(OSSL_LIB_CTX *libctx, unsigned char *to,
 {
     unsigned char lens[IR_LEN_CANDIDATES * 2];
     unsigned char *synth = NULL;
+    EVP_MAC_CTX *hmac = NULL;
     size_t max_len, len_mask, synth_len = 0, synth_index, msg_index, i, j;
     ct_mask good;
     int ret = -2;
@@ -290,8 +308,9 @@ int gpursa_dec_pkcs1_type2_implicit(OSSL_LIB_CTX *libctx, unsigned char *to,
         return -1;
     if ((synth = OPENSSL_malloc(k)) == NULL)
         return -2;
-    if (!gpursa_dec_prf(libctx, kdk, "message", synth, k)
-        || !gpursa_dec_prf(libctx, kdk, "length", lens, sizeof(lens)))
+    if ((hmac = hmac_sha256_new(libctx, kdk, GPURSA_KDK_LEN)) == NULL
+        || !prf_blocks(hmac, "message", synth, k)
+        || !prf_blocks(hmac, "length", lens, sizeof(lens)))
         goto end;
 
     /* A synthetic length is uniform in [0, k - 11]: candidates are masked to
@@ -319,6 +338,7 @@ int gpursa_dec_pkcs1_type2_implicit(OSSL_LIB_CTX *libctx, unsigned char *to,
         to[j] = ct_select_8(good, em[i], synth[i]);
     ret = (int)j;
  end:
+    EVP_MAC_CTX_free(hmac);
     OPENSSL_cleanse(lens, sizeof(lens));
     OPENSSL_clear_free(synth, k);
     return ret;
