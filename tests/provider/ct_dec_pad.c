@@ -12,18 +12,30 @@
  * Run without valgrind, the program starts itself under valgrind (the path
  * configure found); with no valgrind it reports a skip.
  */
-#if defined(__has_include)
+/* Sanitizer runtimes and valgrind do not run together. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+# define CT_NO_VALGRIND "built with a sanitizer"
+#elif defined(__has_feature)
+# if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) \
+     || __has_feature(memory_sanitizer)
+#  define CT_NO_VALGRIND "built with a sanitizer"
+# endif
+#endif
+#if !defined(CT_NO_VALGRIND) && defined(__has_include)
 # if __has_include(<valgrind/memcheck.h>)
 #  define GPURSA_CT_VALGRIND 1
 # endif
 #endif
+#if !defined(CT_NO_VALGRIND) && !defined(GPURSA_CT_VALGRIND)
+# define CT_NO_VALGRIND "valgrind/memcheck.h is not installed"
+#endif
 
-#ifndef GPURSA_CT_VALGRIND
+#ifdef CT_NO_VALGRIND
 # include <stdio.h>
 
 int main(void)
 {
-    printf("1..0 # SKIP valgrind/memcheck.h is not installed\n");
+    printf("1..0 # SKIP %s\n", CT_NO_VALGRIND);
     return 0;
 }
 #else
