@@ -406,6 +406,9 @@ static int gpursa_private_async(gpursa_qrt *rt, gpursa_dev *d, gpursa_req *r)
 
     if (w == NULL)
         return 0;                        /* caller computes inline */
+    /* The job's own reference: it drains the fd after every resume, even if
+     * the application freed the wait context meanwhile. */
+    gpursa_wake_ref(w);
     gpursa_dev_batch_likely(d, r->key->cls);   /* records the arrival */
     /* Back-pressure: let the application run other jobs and come back. */
     while (!gpursa_inflight_try(rt)) {
@@ -428,6 +431,7 @@ static int gpursa_private_async(gpursa_qrt *rt, gpursa_dev *d, gpursa_req *r)
         }
         gpursa_wake_drain(w);
     }
+    gpursa_wake_unref(w);
     return 1;
 }
 
