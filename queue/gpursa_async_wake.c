@@ -2,9 +2,13 @@
  * Waking paused ASYNC jobs. One eventfd per ASYNC_WAIT_CTX, registered under
  * a key only gpursa uses, stable for the wait context's life (applications
  * poll it with epoll). If the application set a wait-context callback, the
- * completion calls it too. The registration's cleanup marks the object dead
- * and drops the wait context's reference; the fd closes with the last
- * reference, so a late completion never writes into a reused fd number.
+ * completion calls it too. The registration's cleanup marks the object dead,
+ * closes the fd and drops the wait context's reference; signal and drain use
+ * the fd only under the lock while it is open, so a late completion never
+ * touches a reused fd number. The fd must close with the wait context: an
+ * application may free it with a job still paused and never resume that job
+ * (HAProxy does when a client leaves mid-handshake, haproxy issue 3453), and
+ * a leaked fd per such client would exhaust HAProxy's fd table.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,7 +29,8 @@ void gpursa_wake_unref(gpursa_wake *w)
 {
     if (atomic_fetch_sub_explicit(&w->refs, 1, memory_order_acq_rel) != 1)
         return;
-    close(w->fd);
+    if (w->fd >= 0)
+        close(w->fd);
     pthread_mutex_destroy(&w->mu);
     free(w);
 }
@@ -39,6 +44,8 @@ static void gpursa_wake_cleanup(ASYNC_WAIT_CTX *ctx, const void *key,
     w->alive = 0;
     w->cb = NULL;
     w->cbarg = NULL;
+    close(w->fd);
+    w->fd = -1;
     pthread_mutex_unlock(&w->mu);
     gpursa_wake_unref(w);
 }
@@ -105,6 +112,8 @@ void gpursa_wake_drain(gpursa_wake *w)
 {
     uint64_t v;
 
-    while (read(w->fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+    pthread_mutex_lock(&w->mu);
+    while (w->fd >= 0 && read(w->fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
         ;
+    pthread_mutex_unlock(&w->mu);
 }

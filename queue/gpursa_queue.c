@@ -423,14 +423,18 @@ static int gpursa_private_async(gpursa_qrt *rt, gpursa_dev *d, gpursa_req *r)
     r->wake = w;
     gpursa_dev_enqueue(d, r);
     /* Resumes can be early (another operation of the job's wait context, the
-     * application polling): drain, then check the done flag. */
-    while (atomic_load_explicit(&r->done, memory_order_acquire) == 0) {
+     * application polling): drain, then check the done flag. Pause at least
+     * once even when the answer is already there (the fd is signalled then):
+     * applications learn of our fd only from a pause (SSL_ERROR_WANT_ASYNC),
+     * and HAProxy removes every fd of the wait context from its poller when
+     * the connection closes, aborting on one it was never told of. */
+    do {
         if (!ASYNC_pause_job()) {
             gpursa_futex_wait_done(&r->done, 200000);
             break;
         }
         gpursa_wake_drain(w);
-    }
+    } while (atomic_load_explicit(&r->done, memory_order_acquire) == 0);
     gpursa_wake_unref(w);
     return 1;
 }
