@@ -369,15 +369,15 @@ void gpursa_queue_free(gpursa_queue *q)
 
     if (q == NULL)
         return;
+    /* Detached first, so a key freed meanwhile never looks into it. */
     pthread_mutex_lock(&gpursa_q_global_lock);
-    rt = atomic_load(&q->rt);
+    rt = atomic_exchange(&q->rt, NULL);
     pthread_mutex_unlock(&gpursa_q_global_lock);
     /* Stopping frees the GPU copies of registered keys; it takes the global
      * lock itself, so it runs outside it. */
     if (rt != NULL && rt->gen == gpursa_q_fork_gen())
         gpursa_rt_stop(rt);
     pthread_mutex_lock(&gpursa_q_global_lock);
-    atomic_store(&q->rt, NULL);
     for (gpursa_queue_key *k = q->keys; k != NULL; k = k->next)
         k->q = NULL;                     /* orphaned: their free only wipes host memory */
     pthread_mutex_unlock(&gpursa_q_global_lock);
