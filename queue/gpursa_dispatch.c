@@ -688,48 +688,53 @@ static void *gpursa_dispatcher(void *arg)
 
 /* ---- the submitting side ----------------------------------------------- */
 
-void gpursa_dev_enqueue(gpursa_dev *d, gpursa_req *r)
+/* Would a batch of class cls reach the crossover before its deadline,
+ * counting the requests pending and those the arrival rate promises?
+ * d->mu held. */
+static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now)
+{
+    uint64_t wait_ns = (uint64_t)d->rt->q->cfg.max_wait_us * 1000u;
+    int xo = atomic_load(&d->xover[cls]);
+    gpursa_req_list *l = &d->pend[cls];
+    uint64_t end;
+    double window, expected;
+
+    if (d->down)
+        return 0;
+    if (xo <= 1)
+        return 1;                        /* any batch goes to the device */
+    end = l->head != NULL ? l->head->t_enq_ns + wait_ns : now + wait_ns;
+    window = end > now ? (double)(end - now) : 0;
+    expected = d->gap_ns[cls] > 0 ? window / d->gap_ns[cls] : 0;
+    return (double)l->count + 1 + expected >= (double)xo;
+}
+
+int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int decide)
 {
     int cls = r->key->cls;
     gpursa_req_list *l = &d->pend[cls];
-
-    atomic_fetch_add_explicit(&d->load, 1, memory_order_relaxed);
-    pthread_mutex_lock(&d->mu);
-    r->t_enq_ns = gpursa_now_ns();
-    gpursa_list_append(l, r);
-    /* The dispatcher needs to hear of a new deadline or a full batch only. */
-    if (l->count == 1 || l->count == d->rt->q->cfg.max_batch)
-        pthread_cond_signal(&d->cond);
-    pthread_mutex_unlock(&d->mu);
-}
-
-int gpursa_dev_batch_likely(gpursa_dev *d, int cls)
-{
-    uint64_t now = gpursa_now_ns(), wait_ns = (uint64_t)d->rt->q->cfg.max_wait_us * 1000u;
-    int xo, likely;
+    uint64_t now = gpursa_now_ns();
 
     pthread_mutex_lock(&d->mu);
+    /* Every arrival feeds the rate estimate, queued or not. */
     if (d->last_arrival[cls] != 0) {
         double gap = (double)(now - d->last_arrival[cls]);
 
         d->gap_ns[cls] = d->gap_ns[cls] == 0 ? gap : 0.875 * d->gap_ns[cls] + 0.125 * gap;
     }
     d->last_arrival[cls] = now;
-    xo = atomic_load(&d->xover[cls]);
-    if (d->down) {
-        likely = 0;
-    } else if (xo <= 1) {
-        likely = 1;                      /* any batch goes to the device */
-    } else {
-        gpursa_req_list *l = &d->pend[cls];
-        uint64_t end = l->head != NULL ? l->head->t_enq_ns + wait_ns : now + wait_ns;
-        double window = end > now ? (double)(end - now) : 0;
-        double expected = d->gap_ns[cls] > 0 ? window / d->gap_ns[cls] : 0;
-
-        likely = (double)l->count + 1 + expected >= (double)xo;
+    if (decide && !gpursa_dev_batch_likely(d, cls, now)) {
+        pthread_mutex_unlock(&d->mu);
+        return 0;
     }
+    atomic_fetch_add_explicit(&d->load, 1, memory_order_relaxed);
+    r->t_enq_ns = now;
+    gpursa_list_append(l, r);
+    /* The dispatcher needs to hear of a new deadline or a full batch only. */
+    if (l->count == 1 || l->count == d->rt->q->cfg.max_batch)
+        pthread_cond_signal(&d->cond);
     pthread_mutex_unlock(&d->mu);
-    return likely;
+    return 1;
 }
 
 /* ---- start / stop ------------------------------------------------------ */

@@ -409,7 +409,6 @@ static int gpursa_private_async(gpursa_qrt *rt, gpursa_dev *d, gpursa_req *r)
     /* The job's own reference: it drains the fd after every resume, even if
      * the application freed the wait context meanwhile. */
     gpursa_wake_ref(w);
-    gpursa_dev_batch_likely(d, r->key->cls);   /* records the arrival */
     /* Back-pressure: let the application run other jobs and come back. */
     while (!gpursa_inflight_try(rt)) {
         gpursa_wake_signal(w);
@@ -421,7 +420,7 @@ static int gpursa_private_async(gpursa_qrt *rt, gpursa_dev *d, gpursa_req *r)
     }
     gpursa_wake_ref(w);
     r->wake = w;
-    gpursa_dev_enqueue(d, r);
+    gpursa_dev_submit(d, r, 0);          /* async callers always queue */
     /* Resumes can be early (another operation of the job's wait context, the
      * application polling): drain, then check the done flag. Pause at least
      * once even when the answer is already there (the fd is signalled then):
@@ -468,10 +467,11 @@ int gpursa_queue_private(gpursa_queue *q, gpursa_queue_key *qk,
             return gpursa_cpu_inline(q, qk, in, out, &q->stats->fb_inline);
     } else {
         /* A blocking thread waits only if a batch will form in time. */
-        if (!gpursa_dev_batch_likely(d, qk->cls))
-            return gpursa_cpu_inline(q, qk, in, out, &q->stats->fb_inline);
         gpursa_inflight_wait(rt);
-        gpursa_dev_enqueue(d, &r);
+        if (!gpursa_dev_submit(d, &r, 1)) {
+            gpursa_inflight_release(rt);
+            return gpursa_cpu_inline(q, qk, in, out, &q->stats->fb_inline);
+        }
         gpursa_futex_wait_done(&r.done, 0);
     }
     return atomic_load_explicit(&r.done, memory_order_acquire) == 1;

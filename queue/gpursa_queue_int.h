@@ -193,11 +193,10 @@ void gpursa_cpu_pool_push(gpursa_qrt *rt, gpursa_req_list *l);
 /* gpursa_dispatch.c */
 int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nslots);
 void gpursa_dev_stop(gpursa_dev *d);
-/* Puts a request on the device's pending list (caller holds nothing). */
-void gpursa_dev_enqueue(gpursa_dev *d, gpursa_req *r);
-/* Would a batch of the request's size reach the crossover before its
- * deadline? Also records the arrival (for the rate estimate). */
-int gpursa_dev_batch_likely(gpursa_dev *d, int cls);
+/* Records the arrival and puts the request on the device's pending list;
+ * with decide set, only if a batch would reach the crossover before the
+ * deadline (else returns 0 and queues nothing). Caller holds no lock. */
+int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int decide);
 void gpursa_dev_forget_key(gpursa_dev *d, gpursa_queue_key *qk);
 
 /* gpursa_blinding.c */
