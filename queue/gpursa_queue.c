@@ -418,9 +418,17 @@ static int gpursa_private_async(gpursa_qrt *rt, gpursa_dev *d, gpursa_req *r)
         }
         gpursa_wake_drain(w);
     }
-    gpursa_wake_ref(w);
+    /* Like a blocking caller, a job computes inline (no pause: the latency
+     * of the CPU path) when no batch would reach the crossover in time. */
     r->wake = w;
-    gpursa_dev_submit(d, r, 0);          /* async callers always queue */
+    gpursa_wake_ref(w);                  /* the request's, for the completion */
+    if (!gpursa_dev_submit(d, r, 1)) {
+        r->wake = NULL;
+        gpursa_wake_unref(w);
+        gpursa_wake_unref(w);
+        gpursa_inflight_release(rt);
+        return 0;
+    }
     /* Resumes can be early (another operation of the job's wait context, the
      * application polling): drain, then check the done flag. Pause at least
      * once even when the answer is already there (the fd is signalled then):

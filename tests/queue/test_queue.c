@@ -86,12 +86,13 @@ static int test_cpu(void *arg, const unsigned char *in, unsigned char *out, size
 
     atomic_fetch_add(&k->cpu_calls, 1);
     if (cpu_delay_us) {
-        /* spin: a sleep overshoots by milliseconds on a loaded machine */
+        /* spin on this thread's CPU time: the CPU path costs exactly this
+         * much CPU however loaded the machine is */
         struct timespec t0, t1;
 
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
         do
-            clock_gettime(CLOCK_MONOTONIC, &t1);
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
         while ((t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000
                < (long)cpu_delay_us);
     }
@@ -505,12 +506,15 @@ START_TEST(test_crossover_small_batches_run_on_cpu_workers)
     gpursa_queue_key *qk;
 
     fake_reset();
-    q = mkq(&fake_ops, 64, 20000, 5, 1024);
+    q = mkq(&fake_ops, 64, 200000, 5, 1024);
     qk = mkkey(q, &keys[0]);
-    /* A lone blocking caller: no batch of 5 forms in time, so inline. */
+    /* A lone caller, nothing known of the arrival rate: no batch of 5 can
+     * form in time, so it computes inline. */
     ck_assert(one_op(q, qk, &keys[0]));
     ck_assert_uint_eq(atomic_load(&stats.fb_inline), 1);
-    /* Async callers always queue: 2 < 5 go to the CPU workers ... */
+    /* Then arrivals come fast (gaps of milliseconds against a 200 ms
+     * window): requests queue, but only 2 come: below 5, the CPU workers
+     * take them ... */
     ck_assert_int_eq(run_async(q, qk, &keys[0], 2, 1), 0);
     ck_assert_uint_eq(atomic_load(&stats.fb_small_batch), 2);
     ck_assert_int_eq(atomic_load(&fake.batches), 0);
@@ -554,8 +558,11 @@ START_TEST(test_crossover_measured_at_startup)
     qk = mkkey(q, &keys[0]);
     ck_assert_int_eq(run_async(q, qk, &keys[0], 1, 1), 0);
     ck_assert_int_eq(gpursa_queue_min_gpu_batch(q, 1024), INT_MAX);
+    /* no batch can ever reach the crossover: every caller computes inline */
     ck_assert_int_eq(run_async(q, qk, &keys[0], 8, 1), 0);
-    ck_assert_uint_eq(atomic_load(&stats.fb_small_batch), 8);
+    ck_assert_uint_eq(atomic_load(&stats.fb_inline), 8);
+    ck_assert_uint_eq(atomic_load(&stats.fb_small_batch), 0);
+    ck_assert_uint_eq(atomic_load(&stats.ops_cpu), 8);
     gpursa_queue_key_free(qk);
     gpursa_queue_free(q);
 }
