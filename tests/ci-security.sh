@@ -2,14 +2,16 @@
 # Security CI (issue 6): builds the source twice more, instrumented, and runs
 # the whole test suite in each, then fuzzes for a bounded time.
 #
-#   asan  ASan + UBSan (+ libFuzzer coverage): clang -fsanitize=address,undefined,
-#         fuzzer-no-link --enable-fuzzers (gcc -fsanitize=address,undefined when clang
-#         or its libFuzzer is missing; fuzzing is then skipped). `make check` with
-#         leak detection on; any report fails the run (halt_on_error).
+#   asan  ASan + UBSan: clang (gcc when clang is missing) -fsanitize=address,undefined;
+#         `make check` with leak detection on; any report fails the run.
 #   tsan  ThreadSanitizer: gcc -fsanitize=thread; `make check` with CK_FORK=no
 #         (TSan and fork() in a threaded program do not mix).
-#   fuzz  tests/fuzz/run-fuzzers.sh on the asan tree: each harness FUZZ_SECONDS
-#         (default 30) from the committed seeds; any crash fails.
+#   fuzz  a third tree, clang -fsanitize=address,undefined,fuzzer-no-link
+#         --enable-fuzzers, building only what the harnesses need (gpu, queue,
+#         provider, tests/fuzz), then tests/fuzz/run-fuzzers.sh: each harness
+#         FUZZ_SECONDS (default 30) from the committed seeds; any crash fails.
+#         Coverage instrumentation stays out of the asan tree: it would slow
+#         every test there for nothing.
 #
 # usage: tests/ci-security.sh [asan] [tsan] [fuzz]      (default: all three)
 # environment: GPURSA_SEC_BUILDDIR (default _build-security in the source tree),
@@ -104,19 +106,15 @@ check() {
 for step in $steps; do
     case $step in
     asan)
-        common_asan="detect_leaks=1:abort_on_error=1:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
-        ubsan="halt_on_error=1:print_stacktrace=1"
-        if command -v clang >/dev/null 2>&1 && printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){return 0;}' |
-                clang -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then
-            rt=$(clang -print-file-name=libclang_rt.asan-x86_64.so)
-            build asan clang "$rt" --enable-sanitizers=address,undefined,fuzzer-no-link --enable-fuzzers || { status=1; continue; }
+        if command -v clang >/dev/null 2>&1 &&
+                rt=$(clang -print-file-name=libclang_rt.asan-x86_64.so) && [ -f "$rt" ]; then
+            cc=clang
         else
-            echo "clang with libFuzzer not found (Debian: clang libclang-rt-14-dev): gcc ASan+UBSan, no fuzzing"
-            rt=$(gcc -print-file-name=libasan.so)
-            build asan gcc "$rt" --enable-sanitizers=address,undefined || { status=1; continue; }
+            cc=gcc rt=$(gcc -print-file-name=libasan.so)
         fi
-        check asan ASAN_OPTIONS="$common_asan" UBSAN_OPTIONS="$ubsan" CK_TIMEOUT_MULTIPLIER=4 \
-            || status=1
+        build asan $cc "$rt" --enable-sanitizers=address,undefined || { status=1; continue; }
+        check asan ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1" \
+            UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" CK_TIMEOUT_MULTIPLIER=4 || status=1
         ;;
     tsan)
         rt=$(gcc -print-file-name=libtsan.so)
@@ -125,13 +123,24 @@ for step in $steps; do
             CK_FORK=no CK_TIMEOUT_MULTIPLIER=10 GPURSA_TEST_SCALE=8 || status=1
         ;;
     fuzz)
-        if [ ! -x "$out/asan/tests/fuzz/fuzz_decrypt" ]; then
-            echo "fuzz: no libFuzzer build in $out/asan (run the asan step with clang first)"
+        if ! printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){return 0;}' |
+                clang -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then
+            echo "fuzz: clang with libFuzzer not found (Debian: clang libclang-rt-14-dev)"
             status=1
             continue
         fi
+        dir=$out/fuzz
+        mkdir -p "$dir"
+        say "fuzz: configure and build the harnesses"
+        if [ ! -f "$dir/Makefile" ]; then
+            (cd "$dir" && "$src/configure" -q --without-cuda CC=clang \
+                --enable-sanitizers=address,undefined,fuzzer-no-link --enable-fuzzers) \
+                >"$dir/configure.log" 2>&1 || { tail -30 "$dir/configure.log"; status=1; continue; }
+        fi
+        (cd "$dir" && for d in gpu queue provider tests/fuzz; do make -j"$jobs" -C $d || exit 1; done) \
+            >"$dir/build.log" 2>&1 || { tail -50 "$dir/build.log"; status=1; continue; }
         say "fuzz: ${FUZZ_SECONDS:-30}s per harness"
-        FUZZ_JOBS=${FUZZ_JOBS:-$jobs} "$src/tests/fuzz/run-fuzzers.sh" "$out/asan/tests/fuzz" \
+        FUZZ_JOBS=${FUZZ_JOBS:-$jobs} "$src/tests/fuzz/run-fuzzers.sh" "$dir/tests/fuzz" \
             "${FUZZ_SECONDS:-30}" || status=1
         ;;
     *)

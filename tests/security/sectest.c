@@ -135,3 +135,14 @@ unsigned char *sec_modulus(EVP_PKEY *pkey, size_t *k)
     BN_free(n);
     return buf;
 }
+
+int sec_run(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}

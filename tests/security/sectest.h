@@ -25,6 +25,9 @@ EVP_PKEY *sec_to_gpursa(OSSL_LIB_CTX *libctx, EVP_PKEY *pkey);
 uint64_t sec_stat(OSSL_LIB_CTX *libctx, const char *name);
 /* ret reports failure (<= 0) and an OpenSSL error is queued; clears it. */
 void sec_assert_failed_loudly(int ret, const char *what);
+/* Run a suite (Check's fork mode as CK_FORK says); the exit status for main. */
+struct Suite;
+int sec_run(struct Suite *s);
 /* The n of a key as k big-endian bytes (k = modulus size); caller frees. */
 unsigned char *sec_modulus(EVP_PKEY *pkey, size_t *k);
 

@@ -20,6 +20,7 @@
 #include <openssl/rsa.h>
 #include "queue/gpursa_queue.h"
 #include "fault_backend.h"
+#include "sectest.h"
 
 #define NTHREADS 8
 #define OPS_PER_THREAD 24
@@ -228,9 +229,6 @@ int main(void)
 {
     Suite *s = suite_create("fault_injection");
     TCase *tc = tcase_create("fault_injection");
-    SRunner *sr;
-    int failed;
-
     load_key(1024);                 /* the GPU path takes 1024-bit keys; fast on the host */
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_wrong_device_results_caught_recomputed_and_counted);
@@ -239,9 +237,5 @@ int main(void)
     tcase_add_test(tc, test_device_lost_mid_run_loses_no_request);
     tcase_add_test(tc, test_out_of_memory_falls_back_without_losing_requests);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return sec_run(s);
 }

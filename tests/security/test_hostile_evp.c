@@ -471,12 +471,6 @@ static Suite *hostile_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(hostile_suite());
-    int failed;
-
     sec_default_rsa(2048);          /* once, before Check forks the tests */
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return sec_run(hostile_suite());
 }

@@ -281,16 +281,9 @@ int main(void)
 {
     Suite *s = suite_create("log_hygiene");
     TCase *tc = tcase_create("log_hygiene");
-    SRunner *sr;
-    int failed;
-
     sec_default_rsa(2048);
     tcase_set_timeout(tc, 180);
     tcase_add_loop_test(tc, test_no_private_value_in_debug_logs, 0, sec_nbackends());
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return sec_run(s);
 }
