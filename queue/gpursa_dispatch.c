@@ -714,6 +714,29 @@ static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now)
     return (double)l->count + 1 + expected >= (double)xo;
 }
 
+/* Every arrival feeds the rate estimate, queued or not. d->mu held. */
+static void gpursa_dev_arrival(gpursa_dev *d, int cls, uint64_t now)
+{
+    if (d->last_arrival[cls] != 0) {
+        double gap = (double)(now - d->last_arrival[cls]);
+
+        d->gap_ns[cls] = d->gap_ns[cls] == 0 ? gap : 0.875 * d->gap_ns[cls] + 0.125 * gap;
+    }
+    d->last_arrival[cls] = now;
+}
+
+int gpursa_dev_decide(gpursa_dev *d, int cls)
+{
+    uint64_t now = gpursa_now_ns();
+    int likely;
+
+    pthread_mutex_lock(&d->mu);
+    gpursa_dev_arrival(d, cls, now);
+    likely = gpursa_dev_batch_likely(d, cls, now);
+    pthread_mutex_unlock(&d->mu);
+    return likely;
+}
+
 int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int decide)
 {
     int cls = r->key->cls;
@@ -721,13 +744,8 @@ int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int decide)
     uint64_t now = gpursa_now_ns();
 
     pthread_mutex_lock(&d->mu);
-    /* Every arrival feeds the rate estimate, queued or not. */
-    if (d->last_arrival[cls] != 0) {
-        double gap = (double)(now - d->last_arrival[cls]);
-
-        d->gap_ns[cls] = d->gap_ns[cls] == 0 ? gap : 0.875 * d->gap_ns[cls] + 0.125 * gap;
-    }
-    d->last_arrival[cls] = now;
+    if (decide)
+        gpursa_dev_arrival(d, cls, now);
     if (decide && !gpursa_dev_batch_likely(d, cls, now)) {
         pthread_mutex_unlock(&d->mu);
         return 0;

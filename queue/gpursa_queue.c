@@ -402,9 +402,13 @@ static gpursa_dev *gpursa_pick_device(gpursa_qrt *rt)
 
 static int gpursa_private_async(gpursa_qrt *rt, gpursa_dev *d, gpursa_req *r)
 {
-    gpursa_wake *w = gpursa_wake_for_current_job();
+    gpursa_wake *w;
 
-    if (w == NULL)
+    /* Like a blocking caller, a job computes inline (no pause: the latency
+     * of the CPU path) when no batch would reach the crossover in time;
+     * decided before the wait context gets our fd, since an application
+     * learns of an fd only from a pause (see below). */
+    if (!gpursa_dev_decide(d, r->key->cls) || (w = gpursa_wake_for_current_job()) == NULL)
         return 0;                        /* caller computes inline */
     /* The job's own reference: it drains the fd after every resume, even if
      * the application freed the wait context meanwhile. */
@@ -418,17 +422,9 @@ static int gpursa_private_async(gpursa_qrt *rt, gpursa_dev *d, gpursa_req *r)
         }
         gpursa_wake_drain(w);
     }
-    /* Like a blocking caller, a job computes inline (no pause: the latency
-     * of the CPU path) when no batch would reach the crossover in time. */
     r->wake = w;
     gpursa_wake_ref(w);                  /* the request's, for the completion */
-    if (!gpursa_dev_submit(d, r, 1)) {
-        r->wake = NULL;
-        gpursa_wake_unref(w);
-        gpursa_wake_unref(w);
-        gpursa_inflight_release(rt);
-        return 0;
-    }
+    gpursa_dev_submit(d, r, 0);
     /* Resumes can be early (another operation of the job's wait context, the
      * application polling): drain, then check the done flag. Pause at least
      * once even when the answer is already there (the fd is signalled then):

@@ -193,10 +193,12 @@ void gpursa_cpu_pool_push(gpursa_qrt *rt, gpursa_req_list *l);
 /* gpursa_dispatch.c */
 int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nslots);
 void gpursa_dev_stop(gpursa_dev *d);
-/* Records the arrival and puts the request on the device's pending list;
- * with decide set, only if a batch would reach the crossover before the
- * deadline (else returns 0 and queues nothing). Caller holds no lock. */
+/* Puts the request on the device's pending list; with decide set, records
+ * the arrival first and queues only if a batch would reach the crossover
+ * before the deadline (else returns 0 and queues nothing). No lock held. */
 int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int decide);
+/* The decision alone (records the arrival): 1 if a batch is likely. */
+int gpursa_dev_decide(gpursa_dev *d, int cls);
 void gpursa_dev_forget_key(gpursa_dev *d, gpursa_queue_key *qk);
 
 /* gpursa_blinding.c */

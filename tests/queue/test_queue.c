@@ -563,6 +563,25 @@ START_TEST(test_crossover_measured_at_startup)
     ck_assert_uint_eq(atomic_load(&stats.fb_inline), 8);
     ck_assert_uint_eq(atomic_load(&stats.fb_small_batch), 0);
     ck_assert_uint_eq(atomic_load(&stats.ops_cpu), 8);
+    /* a job computed inline never pauses and leaves no fd in its wait
+     * context (an application learns of fds only from a pause) */
+    {
+        ASYNC_JOB *job = NULL;
+        ASYNC_WAIT_CTX *ctx = ASYNC_WAIT_CTX_new();
+        job_res res = { q, qk, &keys[0], 1, 0, 0 };
+        job_arg ja = { &res };
+        size_t nfd = 99;
+        int ret;
+
+        ck_assert_int_eq(ASYNC_init_thread(1, 0), 1);
+        ck_assert_int_eq(ASYNC_start_job(&job, ctx, &ret, job_fn, &ja, sizeof(ja)),
+                         ASYNC_FINISH);
+        ck_assert_int_eq(res.good, 1);
+        ck_assert_int_eq(ASYNC_WAIT_CTX_get_all_fds(ctx, NULL, &nfd), 1);
+        ck_assert_uint_eq(nfd, 0);
+        ASYNC_WAIT_CTX_free(ctx);
+        ASYNC_cleanup_thread();
+    }
     gpursa_queue_key_free(qk);
     gpursa_queue_free(q);
 }
