@@ -1,0 +1,622 @@
+/*
+ * gpursa CUDA backend: gpursa_cuda_backend_ops behind gpu/gpursa_gpu.h.
+ *
+ * A device is one CUDA device with the kernel variant picked for it. A key
+ * is converted once on the host (gpursa_keyconv) and copied to device memory;
+ * items carry the device address of their key, so one batch may mix keys of
+ * one size. A batch owns pinned staging, device buffers for max_items, one
+ * stream and its events: submit and wait allocate nothing.
+ *
+ * Every CUDA error becomes a gpursa_gpu_rc. Errors that leave the context
+ * unusable (illegal address, launch failure, ...) mark the device lost: from
+ * then on every call answers GPURSA_GPU_ERR_LOST and the caller reopens it
+ * later (DESIGN.md: GPU faults go to the CPU).
+ */
+#include "config.h"
+
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/gpursa_gpu.h"
+#include "gpu/gpursa_keyconv.h"
+#include "gpu/gpursa_cuda_kernels.h"
+
+#define GPURSA_CUDA_KEY_MAGIC 0x6b435552u   /* "RUCk": catches foreign handles */
+#define GPURSA_CUDA_MAX_ITEMS (1u << 24)     /* the kernels index items with 32 bits */
+
+struct gpursa_gpu_device {
+    int index;
+    gpursa_variant variant;
+    int cc_major, cc_minor;
+    int sm_count;
+    int lost;                                /* set by any sticky CUDA error (atomic) */
+    char desc[256];
+};
+
+struct gpursa_gpu_key {
+    uint32_t magic;
+    int bits;
+    gpursa_gpu_device *dev;
+    void *dkey;                              /* device copy of the converted key */
+    size_t size;
+};
+
+struct gpursa_gpu_batch {
+    gpursa_gpu_device *dev;
+    int bits;
+    size_t nbytes;                           /* modulus bytes */
+    size_t max_items;                        /* as asked */
+    size_t stride;                           /* SoA stride: max_items rounded up to 32 */
+    cudaStream_t stream;
+    cudaEvent_t ev_start, ev_in, ev_kernel, ev_done;
+    /* pinned host staging: [in | r | rinv] bytes, then key pointers; out bytes, status */
+    unsigned char *h_in;                     /* 3 * nbytes * max_items */
+    const void **h_keys;
+    unsigned char *h_out;                    /* nbytes * max_items */
+    int32_t *h_status;
+    /* device: the byte staging (reused for out bytes), limb arrays, keys, status */
+    unsigned char *d_bytes;
+    uint32_t *d_limbs;                       /* in, r, rinv, out: 4 arrays of words*stride */
+    const void **d_keys;
+    int32_t *d_status;
+    gpursa_gpu_item *items;                  /* the submitted batch, until wait */
+    size_t count;
+    int submitted;                           /* 1 between submit and wait */
+    int failed;                              /* an error since submit: no item is OK */
+    double t_kernel, t_in, t_out;
+};
+
+/* ---- errors ----------------------------------------------------------------- */
+
+/* CUDA errors after which the context is unusable until the process resets the
+ * device: every later call fails the same way. */
+static int gpursa_cuda_sticky(cudaError_t e)
+{
+    switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorUnknown:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorCudartUnloading:
+    case cudaErrorContextIsDestroyed:
+    case cudaErrorIncompatibleDriverContext:
+    case cudaErrorSystemNotReady:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Map a CUDA error to the interface's codes; what the caller was doing
+ * decides the default (a failed memcpy is COPY, a failed launch LAUNCH). */
+static int gpursa_cuda_rc(gpursa_gpu_device *dev, cudaError_t e, int what)
+{
+    if (e == cudaSuccess)
+        return GPURSA_GPU_OK;
+    if (getenv("GPURSA_CUDA_DEBUG") != NULL)
+        fprintf(stderr, "gpursa cuda: %s (%d)\n", cudaGetErrorString(e), (int)e);
+    if (gpursa_cuda_sticky(e)) {
+        if (dev != NULL)
+            __atomic_store_n(&dev->lost, 1, __ATOMIC_RELEASE);
+        return GPURSA_GPU_ERR_LOST;
+    }
+    switch (e) {
+    case cudaErrorMemoryAllocation:
+        (void)cudaGetLastError();            /* not sticky: clear it */
+        return GPURSA_GPU_ERR_NOMEM;
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorInvalidDevice:
+    case cudaErrorInitializationError:
+        return GPURSA_GPU_ERR_NODEV;
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorInvalidDeviceFunction:
+        (void)cudaGetLastError();
+        return GPURSA_GPU_ERR_UNSUPPORTED;
+    default:
+        (void)cudaGetLastError();
+        return what;
+    }
+}
+
+/* Make dev current in this thread (the runtime's current device is per
+ * thread and the queue may call from any). */
+static int gpursa_cuda_enter(gpursa_gpu_device *dev)
+{
+    if (__atomic_load_n(&dev->lost, __ATOMIC_ACQUIRE))
+        return GPURSA_GPU_ERR_LOST;
+    return gpursa_cuda_rc(dev, cudaSetDevice(dev->index), GPURSA_GPU_ERR_NODEV);
+}
+
+/* ---- devices ------------------------------------------------------------------ */
+
+static int gpursa_cuda_device_count(int *count)
+{
+    int n = 0;
+    cudaError_t e;
+
+    if (count == NULL)
+        return GPURSA_GPU_ERR_INVALID;
+    *count = 0;
+    e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return GPURSA_GPU_ERR_NODEV;          /* no driver or no device: count 0 */
+    }
+    *count = n;
+    return GPURSA_GPU_OK;
+}
+
+/* Sizes and variants built into this binary: launching with a zero count
+ * answers cudaErrorInvalidValue for a combination that is not. */
+static int gpursa_cuda_has(int bits, gpursa_variant v)
+{
+    return gpursa_cuda_kernel_regs(bits, v) > 0;
+}
+
+/* The variant a device runs when the caller leaves it to us: the two-pass
+ * algorithm where the multiplier is 16 bits wide (before sm_70), the fast
+ * variant on Hopper where it measured fastest (bench/RESULTS.md), the row
+ * oriented carry chains elsewhere. */
+static gpursa_variant gpursa_cuda_auto_variant(int major)
+{
+    if (major < 7)
+        return GPURSA_VARIANT_XMAD;
+    if (major >= 9 && gpursa_cuda_has(2048, GPURSA_VARIANT_FAST))
+        return GPURSA_VARIANT_FAST;
+    return GPURSA_VARIANT_IMAD;
+}
+
+static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu_device **out)
+{
+    struct cudaDeviceProp prop;
+    gpursa_gpu_device *dev;
+    int count = 0, rc;
+    const char *force;
+
+    if (out == NULL || variant < GPURSA_VARIANT_AUTO || variant >= GPURSA_VARIANT_COUNT_)
+        return GPURSA_GPU_ERR_INVALID;
+    *out = NULL;
+    if ((rc = gpursa_cuda_device_count(&count)) != GPURSA_GPU_OK)
+        return rc;
+    if (index < 0 || index >= count)
+        return GPURSA_GPU_ERR_NODEV;
+    if ((rc = gpursa_cuda_rc(NULL, cudaGetDeviceProperties(&prop, index),
+                             GPURSA_GPU_ERR_NODEV)) != GPURSA_GPU_OK)
+        return rc;
+    dev = (gpursa_gpu_device *)calloc(1, sizeof(*dev));
+    if (dev == NULL)
+        return GPURSA_GPU_ERR_NOMEM;
+    dev->index = index;
+    dev->cc_major = prop.major;
+    dev->cc_minor = prop.minor;
+    dev->sm_count = prop.multiProcessorCount;
+    /* GPURSA_CUDA_VARIANT overrides AUTO for experiments (imad, xmad, fast). */
+    force = getenv("GPURSA_CUDA_VARIANT");
+    if (variant == GPURSA_VARIANT_AUTO && force != NULL) {
+        gpursa_variant v;
+        if (gpursa_variant_from_name(force, &v) == 1)
+            variant = v;
+    }
+    /* Create the context now so that the first batch does not pay for it
+     * (and the kernel queries below answer for this device). */
+    rc = gpursa_cuda_rc(dev, cudaSetDevice(index), GPURSA_GPU_ERR_NODEV);
+    if (rc == GPURSA_GPU_OK)
+        rc = gpursa_cuda_rc(dev, cudaFree(0), GPURSA_GPU_ERR_NODEV);
+    if (rc != GPURSA_GPU_OK) {
+        free(dev);
+        return rc;
+    }
+    dev->variant = variant == GPURSA_VARIANT_AUTO ? gpursa_cuda_auto_variant(prop.major) : variant;
+    if (!gpursa_cuda_has(2048, dev->variant) && !gpursa_cuda_has(1024, dev->variant)) {
+        free(dev);                            /* no kernel image for this device */
+        return GPURSA_GPU_ERR_UNSUPPORTED;
+    }
+    snprintf(dev->desc, sizeof(dev->desc), "cuda:%d %s (sm_%d%d, %d SMs, %.0f MiB), variant %s, %d registers (RSA-2048)",
+             index, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
+             prop.totalGlobalMem / 1048576.0, gpursa_variant_name(dev->variant),
+             gpursa_cuda_kernel_regs(2048, dev->variant));
+    *out = dev;
+    return GPURSA_GPU_OK;
+}
+
+static void gpursa_cuda_device_close(gpursa_gpu_device *dev)
+{
+    free(dev);
+}
+
+static const char *gpursa_cuda_device_describe(const gpursa_gpu_device *dev)
+{
+    return dev != NULL ? dev->desc : "cuda: no device";
+}
+
+/* ---- keys --------------------------------------------------------------------- */
+
+static int gpursa_cuda_key_upload(gpursa_gpu_device *dev, const gpursa_rsa_key_material *km,
+                                  gpursa_gpu_key **out)
+{
+    gpursa_gpu_key *key;
+    void *host = NULL;
+    size_t size = 0;
+    int bits, rc;
+
+    if (dev == NULL || km == NULL || out == NULL)
+        return GPURSA_GPU_ERR_INVALID;
+    *out = NULL;
+    if ((rc = gpursa_cuda_enter(dev)) != GPURSA_GPU_OK)
+        return rc;
+    bits = gpursa_gpu_key_supported(km);
+    if (bits == 0)
+        return GPURSA_GPU_ERR_UNSUPPORTED;
+    if (!gpursa_cuda_has(bits, dev->variant))
+        return GPURSA_GPU_ERR_UNSUPPORTED;
+    /* Host-side precomputation (limbs, Montgomery constants) once per key;
+     * the kernels read the gpursa_rsa_keydata as it is. */
+    host = malloc(sizeof(gpursa_rsa_keydata));
+    if (host == NULL)
+        return GPURSA_GPU_ERR_NOMEM;
+    size = sizeof(gpursa_rsa_keydata);
+    rc = gpursa_keyconv_load((gpursa_rsa_keydata *)host, km);
+    if (rc != GPURSA_GPU_OK) {
+        free(host);                           /* keyconv wiped it */
+        return rc;
+    }
+    key = (gpursa_gpu_key *)calloc(1, sizeof(*key));
+    if (key == NULL) {
+        gpursa_keyconv_cleanse(host, size);
+        free(host);
+        return GPURSA_GPU_ERR_NOMEM;
+    }
+    rc = gpursa_cuda_rc(dev, cudaMalloc(&key->dkey, size), GPURSA_GPU_ERR_NOMEM);
+    if (rc == GPURSA_GPU_OK)
+        rc = gpursa_cuda_rc(dev, cudaMemcpy(key->dkey, host, size, cudaMemcpyHostToDevice),
+                            GPURSA_GPU_ERR_COPY);
+    /* the device copy is the one we keep */
+    gpursa_keyconv_cleanse(host, size);
+    free(host);
+    if (rc != GPURSA_GPU_OK) {
+        if (key->dkey != NULL) {
+            (void)cudaMemset(key->dkey, 0, size);
+            (void)cudaFree(key->dkey);
+        }
+        free(key);
+        return rc;
+    }
+    key->magic = GPURSA_CUDA_KEY_MAGIC;
+    key->bits = bits;
+    key->dev = dev;
+    key->size = size;
+    *out = key;
+    return GPURSA_GPU_OK;
+}
+
+static void gpursa_cuda_key_free(gpursa_gpu_device *dev, gpursa_gpu_key *key)
+{
+    if (key == NULL)
+        return;
+    if (key->dkey != NULL && (dev == NULL || gpursa_cuda_enter(dev) == GPURSA_GPU_OK)) {
+        /* Wipe before free: freed device memory is handed to the next
+         * allocation as it is. cudaMemset is ordered after all work on the
+         * legacy stream; synchronise so a running batch is done with it. */
+        (void)cudaDeviceSynchronize();
+        (void)cudaMemset(key->dkey, 0, key->size);
+        (void)cudaDeviceSynchronize();
+        (void)cudaFree(key->dkey);
+    }
+    key->magic = 0;
+    key->dkey = NULL;
+    free(key);
+}
+
+/* ---- batches ------------------------------------------------------------------ */
+
+static size_t gpursa_cuda_words(const gpursa_gpu_batch *b)
+{
+    return b->nbytes / 4;
+}
+
+static void gpursa_cuda_batch_free(gpursa_gpu_batch *b)
+{
+    if (b == NULL)
+        return;
+    if (gpursa_cuda_enter(b->dev) == GPURSA_GPU_OK) {
+        if (b->stream != NULL)
+            (void)cudaStreamSynchronize(b->stream);
+        /* The staging held blinded inputs and results: wipe before giving it back. */
+        if (b->h_in != NULL)
+            memset(b->h_in, 0, 3 * b->nbytes * b->stride);
+        if (b->h_out != NULL)
+            memset(b->h_out, 0, b->nbytes * b->stride);
+        if (b->d_bytes != NULL)
+            (void)cudaMemset(b->d_bytes, 0, 3 * b->nbytes * b->stride);
+        if (b->d_limbs != NULL)
+            (void)cudaMemset(b->d_limbs, 0, 4 * b->nbytes * b->stride);
+        (void)cudaDeviceSynchronize();
+    }
+    if (b->h_in != NULL) (void)cudaFreeHost(b->h_in);
+    if (b->h_keys != NULL) (void)cudaFreeHost((void *)b->h_keys);
+    if (b->h_out != NULL) (void)cudaFreeHost(b->h_out);
+    if (b->h_status != NULL) (void)cudaFreeHost(b->h_status);
+    if (b->d_bytes != NULL) (void)cudaFree(b->d_bytes);
+    if (b->d_limbs != NULL) (void)cudaFree(b->d_limbs);
+    if (b->d_keys != NULL) (void)cudaFree((void *)b->d_keys);
+    if (b->d_status != NULL) (void)cudaFree(b->d_status);
+    if (b->ev_start != NULL) (void)cudaEventDestroy(b->ev_start);
+    if (b->ev_in != NULL) (void)cudaEventDestroy(b->ev_in);
+    if (b->ev_kernel != NULL) (void)cudaEventDestroy(b->ev_kernel);
+    if (b->ev_done != NULL) (void)cudaEventDestroy(b->ev_done);
+    if (b->stream != NULL) (void)cudaStreamDestroy(b->stream);
+    free(b);
+}
+
+static int gpursa_cuda_batch_new(gpursa_gpu_device *dev, int modulus_bits, size_t max_items,
+                                 gpursa_gpu_batch **out)
+{
+    gpursa_gpu_batch *b;
+    size_t nb;
+    int rc;
+
+    if (dev == NULL || out == NULL || max_items == 0 || max_items > GPURSA_CUDA_MAX_ITEMS)
+        return GPURSA_GPU_ERR_INVALID;
+    *out = NULL;
+    if (modulus_bits != 1024 && modulus_bits != 2048 && modulus_bits != 3072 && modulus_bits != 4096)
+        return GPURSA_GPU_ERR_UNSUPPORTED;
+    if ((rc = gpursa_cuda_enter(dev)) != GPURSA_GPU_OK)
+        return rc;
+    if (!gpursa_cuda_has(modulus_bits, dev->variant))
+        return GPURSA_GPU_ERR_UNSUPPORTED;
+    b = (gpursa_gpu_batch *)calloc(1, sizeof(*b));
+    if (b == NULL)
+        return GPURSA_GPU_ERR_NOMEM;
+    b->dev = dev;
+    b->bits = modulus_bits;
+    b->nbytes = nb = (size_t)modulus_bits / 8;
+    b->max_items = max_items;
+    /* Round the SoA stride up to 32 items so every limb row starts aligned. */
+    max_items = (max_items + 31) & ~(size_t)31;
+    b->stride = max_items;
+#define GPURSA_TRY(call, what) \
+    do { if ((rc = gpursa_cuda_rc(dev, (call), (what))) != GPURSA_GPU_OK) goto err; } while (0)
+    GPURSA_TRY(cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking), GPURSA_GPU_ERR_NOMEM);
+    GPURSA_TRY(cudaEventCreate(&b->ev_start), GPURSA_GPU_ERR_NOMEM);
+    GPURSA_TRY(cudaEventCreate(&b->ev_in), GPURSA_GPU_ERR_NOMEM);
+    GPURSA_TRY(cudaEventCreate(&b->ev_kernel), GPURSA_GPU_ERR_NOMEM);
+    /* The waiter sleeps on the last event instead of spinning a core that
+     * the application (or the CPU fallback) needs. */
+    GPURSA_TRY(cudaEventCreateWithFlags(&b->ev_done, cudaEventBlockingSync), GPURSA_GPU_ERR_NOMEM);
+    GPURSA_TRY(cudaHostAlloc((void **)&b->h_in, 3 * nb * max_items, cudaHostAllocDefault), GPURSA_GPU_ERR_NOMEM);
+    GPURSA_TRY(cudaHostAlloc((void **)&b->h_keys, sizeof(void *) * max_items, cudaHostAllocDefault), GPURSA_GPU_ERR_NOMEM);
+    GPURSA_TRY(cudaHostAlloc((void **)&b->h_out, nb * max_items, cudaHostAllocDefault), GPURSA_GPU_ERR_NOMEM);
+    GPURSA_TRY(cudaHostAlloc((void **)&b->h_status, sizeof(int32_t) * max_items, cudaHostAllocDefault), GPURSA_GPU_ERR_NOMEM);
+    GPURSA_TRY(cudaMalloc((void **)&b->d_bytes, 3 * nb * max_items), GPURSA_GPU_ERR_NOMEM);
+    GPURSA_TRY(cudaMalloc((void **)&b->d_limbs, 4 * nb * max_items), GPURSA_GPU_ERR_NOMEM);
+    GPURSA_TRY(cudaMalloc((void **)&b->d_keys, sizeof(void *) * max_items), GPURSA_GPU_ERR_NOMEM);
+    GPURSA_TRY(cudaMalloc((void **)&b->d_status, sizeof(int32_t) * max_items), GPURSA_GPU_ERR_NOMEM);
+#undef GPURSA_TRY
+    *out = b;
+    return GPURSA_GPU_OK;
+err:
+    gpursa_cuda_batch_free(b);
+    return rc;
+}
+
+static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items, size_t n)
+{
+    gpursa_gpu_device *dev;
+    gpursa_cuda_args a;
+    size_t i, nb, stride, words;
+    uint32_t *d_in, *d_r, *d_rinv, *d_out;
+    cudaError_t e = cudaSuccess;
+    int rc;
+
+    if (b == NULL || items == NULL || n == 0 || n > b->max_items || b->submitted)
+        return GPURSA_GPU_ERR_INVALID;
+    dev = b->dev;
+    nb = b->nbytes;
+    /* Check every item before touching anything: a bad one fails the call. */
+    for (i = 0; i < n; i++) {
+        const gpursa_gpu_key *k = items[i].key;
+        if (k == NULL || k->magic != GPURSA_CUDA_KEY_MAGIC || k->dev != dev || k->bits != b->bits
+            || items[i].in == NULL || items[i].r == NULL || items[i].rinv == NULL
+            || items[i].out == NULL)
+            return GPURSA_GPU_ERR_INVALID;
+    }
+    for (i = 0; i < n; i++)
+        items[i].status = GPURSA_ITEM_PENDING;
+    if ((rc = gpursa_cuda_enter(dev)) != GPURSA_GPU_OK)
+        return rc;
+
+    /* Stage: three byte strings per item as the caller gave them. */
+    for (i = 0; i < n; i++) {
+        unsigned char *s = b->h_in + 3 * nb * i;
+        memcpy(s, items[i].in, nb);
+        memcpy(s + nb, items[i].r, nb);
+        memcpy(s + 2 * nb, items[i].rinv, nb);
+        b->h_keys[i] = items[i].key->dkey;
+    }
+    stride = b->stride;
+    words = gpursa_cuda_words(b);
+    d_in = b->d_limbs;
+    d_r = d_in + words * stride;
+    d_rinv = d_r + words * stride;
+    d_out = d_rinv + words * stride;
+
+    e = cudaEventRecord(b->ev_start, b->stream);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(b->d_bytes, b->h_in, 3 * nb * n, cudaMemcpyHostToDevice, b->stream);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync((void *)b->d_keys, (const void *)b->h_keys, sizeof(void *) * n,
+                            cudaMemcpyHostToDevice, b->stream);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(b->ev_in, b->stream);
+    if (e != cudaSuccess) {
+        rc = gpursa_cuda_rc(dev, e, GPURSA_GPU_ERR_COPY);
+        goto fail;
+    }
+    /* An item's three strings sit side by side (pitch 3*nb): each gets its
+     * own limb array. */
+    e = gpursa_cuda_pack(b->d_bytes, 3 * nb, d_in, (uint32_t)nb, (uint32_t)n, (uint32_t)stride, b->stream);
+    if (e == cudaSuccess)
+        e = gpursa_cuda_pack(b->d_bytes + nb, 3 * nb, d_r, (uint32_t)nb, (uint32_t)n, (uint32_t)stride, b->stream);
+    if (e == cudaSuccess)
+        e = gpursa_cuda_pack(b->d_bytes + 2 * nb, 3 * nb, d_rinv, (uint32_t)nb, (uint32_t)n, (uint32_t)stride, b->stream);
+    if (e == cudaSuccess) {
+        a.keys = b->d_keys;
+        a.in = d_in;
+        a.r = d_r;
+        a.rinv = d_rinv;
+        a.out = d_out;
+        a.status = b->d_status;
+        a.count = (uint32_t)n;
+        a.stride = (uint32_t)stride;
+        switch (b->bits) {
+        case 1024: e = gpursa_cuda_launch_1024(dev->variant, &a, b->stream); break;
+        case 2048: e = gpursa_cuda_launch_2048(dev->variant, &a, b->stream); break;
+        case 3072: e = gpursa_cuda_launch_3072(dev->variant, &a, b->stream); break;
+        default:   e = gpursa_cuda_launch_4096(dev->variant, &a, b->stream); break;
+        }
+    }
+    if (e == cudaSuccess)
+        e = gpursa_cuda_unpack(d_out, b->d_bytes, nb, (uint32_t)nb, (uint32_t)n, (uint32_t)stride, b->stream);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(b->ev_kernel, b->stream);
+    if (e != cudaSuccess) {
+        rc = gpursa_cuda_rc(dev, e, GPURSA_GPU_ERR_LAUNCH);
+        goto fail;
+    }
+    e = cudaMemcpyAsync(b->h_out, b->d_bytes, nb * n, cudaMemcpyDeviceToHost, b->stream);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(b->h_status, b->d_status, sizeof(int32_t) * n, cudaMemcpyDeviceToHost,
+                            b->stream);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(b->ev_done, b->stream);
+    if (e != cudaSuccess) {
+        rc = gpursa_cuda_rc(dev, e, GPURSA_GPU_ERR_COPY);
+        goto fail;
+    }
+    /* Wipe the device copies of blinded inputs, blinding factors and results
+     * once the results are home; ordered after the copy-out on this stream,
+     * so the next batch on it starts after the wipe. */
+    (void)cudaMemsetAsync(b->d_bytes, 0, 3 * nb * n, b->stream);
+    (void)cudaMemset2DAsync(b->d_limbs, stride * sizeof(uint32_t), 0, n * sizeof(uint32_t),
+                            4 * words, b->stream);        /* the n used columns of every limb row */
+    b->items = items;
+    b->count = n;
+    b->submitted = 1;
+    b->failed = 0;
+    return GPURSA_GPU_OK;
+fail:
+    (void)cudaStreamSynchronize(b->stream);
+    memset(b->h_in, 0, 3 * nb * n);
+    return rc;
+}
+
+static int gpursa_cuda_batch_poll(gpursa_gpu_batch *b)
+{
+    cudaError_t e;
+
+    if (b == NULL || !b->submitted)
+        return GPURSA_GPU_ERR_INVALID;
+    if (__atomic_load_n(&b->dev->lost, __ATOMIC_ACQUIRE))
+        return GPURSA_GPU_ERR_LOST;
+    e = cudaEventQuery(b->ev_done);
+    if (e == cudaSuccess)
+        return 1;
+    if (e == cudaErrorNotReady)
+        return 0;
+    return gpursa_cuda_rc(b->dev, e, GPURSA_GPU_ERR_LAUNCH);
+}
+
+static float gpursa_cuda_elapsed(cudaEvent_t a, cudaEvent_t b)
+{
+    float ms = 0.0f;
+    if (cudaEventElapsedTime(&ms, a, b) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0.0f;
+    }
+    return ms;
+}
+
+static int gpursa_cuda_batch_wait(gpursa_gpu_batch *b)
+{
+    size_t i, nb, n;
+    cudaError_t e;
+    int rc;
+
+    if (b == NULL || !b->submitted)
+        return GPURSA_GPU_ERR_INVALID;
+    nb = b->nbytes;
+    n = b->count;
+    rc = gpursa_cuda_enter(b->dev);
+    if (rc == GPURSA_GPU_OK) {
+        e = cudaEventSynchronize(b->ev_done);
+        /* A kernel fault surfaces here; the stream's wipes must be done too
+         * before the staging is reused. */
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(b->stream);
+        rc = gpursa_cuda_rc(b->dev, e, GPURSA_GPU_ERR_LAUNCH);
+    }
+    if (rc == GPURSA_GPU_OK) {
+        for (i = 0; i < n; i++) {
+            gpursa_gpu_item *it = &b->items[i];
+            int32_t st = b->h_status[i];
+            if (st == GPURSA_ITEM_OK) {
+                memcpy(it->out, b->h_out + nb * i, nb);
+            } else {
+                memset(it->out, 0, nb);
+                st = st == GPURSA_ITEM_BADINPUT ? GPURSA_ITEM_BADINPUT : GPURSA_ITEM_FAULT;
+            }
+            it->status = st;
+        }
+        b->t_in = gpursa_cuda_elapsed(b->ev_start, b->ev_in) * 1e-3;
+        b->t_kernel = gpursa_cuda_elapsed(b->ev_in, b->ev_kernel) * 1e-3;
+        b->t_out = gpursa_cuda_elapsed(b->ev_kernel, b->ev_done) * 1e-3;
+    } else {
+        for (i = 0; i < n; i++) {
+            memset(b->items[i].out, 0, nb);
+            b->items[i].status = GPURSA_ITEM_FAULT;
+        }
+        b->t_in = b->t_kernel = b->t_out = 0.0;
+    }
+    /* Staging held blinded inputs, blinding factors and results. */
+    memset(b->h_in, 0, 3 * nb * n);
+    memset(b->h_out, 0, nb * n);
+    b->submitted = 0;
+    b->items = NULL;
+    b->count = 0;
+    return rc;
+}
+
+static void gpursa_cuda_batch_times(const gpursa_gpu_batch *b, double *kernel_s, double *copy_in_s,
+                                    double *copy_out_s)
+{
+    if (kernel_s != NULL) *kernel_s = b != NULL ? b->t_kernel : 0.0;
+    if (copy_in_s != NULL) *copy_in_s = b != NULL ? b->t_in : 0.0;
+    if (copy_out_s != NULL) *copy_out_s = b != NULL ? b->t_out : 0.0;
+}
+
+extern "C" const gpursa_gpu_backend_ops gpursa_cuda_backend_ops = {
+    "cuda",
+    gpursa_cuda_device_count,
+    gpursa_cuda_device_open,
+    gpursa_cuda_device_close,
+    gpursa_cuda_device_describe,
+    gpursa_cuda_key_upload,
+    gpursa_cuda_key_free,
+    gpursa_cuda_batch_new,
+    gpursa_cuda_batch_free,
+    gpursa_cuda_batch_submit,
+    gpursa_cuda_batch_poll,
+    gpursa_cuda_batch_wait,
+    gpursa_cuda_batch_times,
+};

@@ -1,0 +1,55 @@
+/*
+ * gpursa CUDA backend, internal: how backend_cuda.cu launches the kernels
+ * that kernels_<bits>.cu instantiate. Not part of the gpu/ interface.
+ *
+ * Layout on the device (structure of arrays, so that thread i's loads of
+ * limb j sit next to thread i+1's and a warp's accesses coalesce):
+ *   limb j (32 bits, little-endian order of limbs) of item i is at
+ *   array[j * stride + i], stride >= number of items.
+ * The caller's big-endian byte strings travel as they are (one memcpy per
+ * item on the host) and the pack/unpack kernels here turn them into limbs
+ * and back on the GPU, where a transpose costs nothing next to an
+ * exponentiation.
+ */
+#ifndef GPURSA_CUDA_KERNELS_H
+#define GPURSA_CUDA_KERNELS_H
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include "gpu/gpursa_gpu.h"
+
+/* Arguments of one batch launch (all pointers are device pointers). */
+typedef struct {
+    const void *const *keys;  /* per item: the device copy of its key */
+    const uint32_t *in;       /* SoA limbs, stride items */
+    const uint32_t *r;
+    const uint32_t *rinv;
+    uint32_t *out;            /* SoA limbs */
+    int32_t *status;          /* per item, gpursa_item_status */
+    uint32_t count;           /* items in this launch */
+    uint32_t stride;          /* limb stride of the SoA arrays */
+} gpursa_cuda_args;
+
+/* Launch the private-operation kernel of one modulus size and variant on
+ * stream s. Returns cudaErrorInvalidValue for a size/variant not built. */
+cudaError_t gpursa_cuda_launch_1024(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);
+cudaError_t gpursa_cuda_launch_2048(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);
+cudaError_t gpursa_cuda_launch_3072(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);
+cudaError_t gpursa_cuda_launch_4096(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);
+
+/* Big-endian byte strings (count items of nbytes each, item i at
+ * bytes[i * pitch]) to SoA limbs, and back. nbytes and pitch are multiples of 4. */
+cudaError_t gpursa_cuda_pack(const unsigned char *bytes, size_t pitch, uint32_t *limbs,
+                             uint32_t nbytes, uint32_t count, uint32_t stride, cudaStream_t s);
+cudaError_t gpursa_cuda_unpack(const uint32_t *limbs, unsigned char *bytes, size_t pitch,
+                               uint32_t nbytes, uint32_t count, uint32_t stride, cudaStream_t s);
+
+/* Registers per thread of a kernel; 0 when that size/variant is not built
+ * for this device (the backend refuses it then). */
+int gpursa_cuda_regs_1024(gpursa_variant v);
+int gpursa_cuda_regs_2048(gpursa_variant v);
+int gpursa_cuda_regs_3072(gpursa_variant v);
+int gpursa_cuda_regs_4096(gpursa_variant v);
+int gpursa_cuda_kernel_regs(int bits, gpursa_variant v);
+
+#endif /* GPURSA_CUDA_KERNELS_H */
