@@ -231,6 +231,19 @@ EOF
     tls_note "gpursa: $total operations (gpu $gpu, host $host, cpu $cpu) in $lines process(es)"
 }
 
+# tls_expect_ops_unless_abandoned MIN: tls_expect_ops, except that HAProxy may have no
+# stats line after clients left (or a hard stop closed connections) mid-handshake: it
+# frees such connections without resuming their paused ASYNC jobs (haproxy issue 3453),
+# and the jobs' stacks keep gpursa referenced, so it does not unload before the exit.
+tls_expect_ops_unless_abandoned() {
+    if [ "$TLS_SERVER" = haproxy ] && [ "$TLS_WITH_GPURSA" = 1 ] &&
+        ! grep -q '^gpursa: ops' "$TLS_WORK/server.err"; then
+        tls_note "no gpursa stats line: HAProxy abandoned paused ASYNC jobs holding gpursa"
+        return 0
+    fi
+    tls_expect_ops "$@"
+}
+
 # ---- clients: each makes full handshakes (no session reuse) and checks the answer ----
 
 TLS_REQUEST='GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'
@@ -412,12 +425,7 @@ tls_test_abuse_and_leaks() {
     tls_curl 1.3
     tls_stop "$(tls_soft_signal)"
     [ "$TLS_STATUS" = 0 ] || tls_fail "$TLS_SERVER exit status $TLS_STATUS"
-    if [ "$TLS_SERVER" = haproxy ] && [ "$TLS_WITH_GPURSA" = 1 ] &&
-        ! grep -q '^gpursa: ops' "$TLS_WORK/server.err"; then
-        tls_note "no gpursa stats line: HAProxy left paused ASYNC jobs holding gpursa (see above)"
-        return 0
-    fi
-    tls_expect_ops "$min_ops"
+    tls_expect_ops_unless_abandoned "$min_ops"
 }
 
 # tls_test_shutdown SIGNAL STATUS [stall]: stop the server while 50 clients keep starting
@@ -427,7 +435,8 @@ tls_test_abuse_and_leaks() {
 # "stall", 20 more clients stop mid-handshake, so a graceful stop cannot finish on its own
 # and HAProxy's hard-stop-after (1 s here) or nginx's worker_shutdown_timeout ends it with
 # handshakes in flight. After an exit through the normal path (status 0) gpursa's stats
-# line must be there: it unloaded with the work it had.
+# line must be there: it unloaded with the work it had (except after HAProxy's hard stop:
+# see tls_expect_ops_unless_abandoned).
 tls_test_shutdown() {
     local sig=$1 status=$2 stall_pid=""
     TLS_HARD_STOP_AFTER=1s GPURSA_MAX_WAIT_US=50000 tls_start
@@ -443,5 +452,9 @@ tls_test_shutdown() {
     [ -z "$stall_pid" ] || { kill "$stall_pid"; wait "$stall_pid"; } 2>/dev/null
     [ "$TLS_STATUS" = "$status" ] ||
         tls_fail "$TLS_SERVER exit status $TLS_STATUS after SIG$sig, expected $status"
-    [ "$status" != 0 ] || tls_expect_ops 1
+    if [ "$status" = 0 ] && [ -n "$stall_pid" ]; then
+        tls_expect_ops_unless_abandoned 1
+    elif [ "$status" = 0 ]; then
+        tls_expect_ops 1
+    fi
 }
