@@ -6,4 +6,5 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends \
   build-essential autoconf automake libtool pkg-config \
-  libssl-dev openssl check libgmp-dev valgrind ca-certificates
+  libssl-dev openssl check libgmp-dev valgrind ca-certificates \
+  haproxy nginx curl nghttp2-client python3
