@@ -18,7 +18,7 @@
 # the server's stderr (gpursa's stats line) and h2load's output.
 #
 # The servers need not be installed: --debs DIR takes Debian packages (haproxy,
-# nghttp2-client, openssl and the libraries they need; see bench/tls/README), unpacks
+# nghttp2-client, openssl and the libraries they need: bench/tls/fetch-debs.sh), unpacks
 # them under OUTDIR/root and uses a library only where the system lacks it
 # (BENCH_CARRIED_LIBS=all: every carried library, to test the carried set on a system
 # that has them all). Do not carry libc6, libstdc++6, libgcc-s1 or libssl3: gpursa.so and
@@ -36,13 +36,15 @@
 #   --duration S          seconds per measured run (default 20)
 #   --backend B           GPURSA_BACKEND for the gpursa runs (default cuda)
 #   --modes "default gpursa"   which runs to make
+#   --servers "haproxy nginx"  servers to measure (default haproxy; nginx needs its
+#                         package in --debs or installed, and runs --threads workers)
 set -u
 cd "$(dirname "$0")/.." || exit 1
 TOP=$(pwd)
 
 debs="" modules=${OPENSSL_MODULES:-$TOP/_build/provider/.libs}
 bits_list="2048 4096" tls_list="1.3 1.2" threads=16 clients=1024 client_threads=4
-duration=20 backend=cuda modes="default gpursa"
+duration=20 backend=cuda modes="default gpursa" servers=haproxy
 while [ $# -gt 1 ]; do
     case $1 in
     --debs) debs=$2 ;;
@@ -55,6 +57,7 @@ while [ $# -gt 1 ]; do
     --duration) duration=$2 ;;
     --backend) backend=$2 ;;
     --modes) modes=$2 ;;
+    --servers) servers=$2 ;;
     *) echo "unknown option $1 (see the comment at the top of $0)" >&2; exit 2 ;;
     esac
     shift 2
@@ -98,15 +101,17 @@ unpack_debs() {
 [ -z "$debs" ] || unpack_debs
 export PATH
 export OPENSSL=${OPENSSL:-$(command -v openssl)}
-for p in haproxy h2load "$OPENSSL"; do
+for p in $servers h2load "$OPENSSL"; do
     command -v "$p" >/dev/null || die "$p not found (give --debs DIR)"
     if ldd "$(command -v "$p")" 2>/dev/null | grep 'not found'; then
         die "$p is missing libraries (above); add their packages to --debs"
     fi
 done
-haproxy -v >/dev/null 2>&1 || die "haproxy does not run: $(haproxy -v 2>&1 | head -3)"
+for p in $servers; do
+    "$p" -v >/dev/null 2>&1 || die "$p does not run: $("$p" -v 2>&1 | head -3)"
+done
 h2load --version >/dev/null 2>&1 || die "h2load does not run: $(h2load --version 2>&1 | head -3)"
-[ -f "$modules/gpursa.so" ] || case " $modes " in *" gpursa "*) die "no gpursa.so in $modules (--modules)" ;; esac
+case " $modes " in *" gpursa "*) [ -f "$modules/gpursa.so" ] || die "no gpursa.so in $modules (--modules)" ;; esac
 export OPENSSL_MODULES=$modules
 
 # ---- the shared server helpers of the tests: start, render, stop, stats ----
@@ -115,11 +120,8 @@ GPURSA_TOP_SRCDIR=$TOP
 # shellcheck source=../tests/tls/common.sh
 . "$TOP/tests/tls/common.sh"
 set +u
-TLS_SERVER=haproxy
 TLS_NBTHREAD=$threads
 TLS_MAXCONN=$((clients * 2 > 4096 ? clients * 2 : 4096))
-# One new connection, so one full handshake, per request.
-TLS_RENDER_SED='/http-request return/i\    option httpclose'
 TLS_WORK=$OUT/work
 mkdir -p "$TLS_WORK"
 TLS_KEEP=1
@@ -132,28 +134,32 @@ hz=$(getconf CLK_TCK)
     echo "date: $(date -u +%FT%TZ)"
     echo "host: $(uname -srm), $cores CPUs: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
     command -v nvidia-smi >/dev/null && echo "gpus: $(nvidia-smi -L 2>/dev/null | tr '\n' ';')"
-    echo "haproxy: $(haproxy -v 2>&1 | head -1)"
+    for p in $servers; do echo "$p: $("$p" -v 2>&1 | head -1)"; done
     echo "h2load: $(h2load --version 2>&1 | head -1)"
     echo "openssl: $("$OPENSSL" version 2>&1)"
     echo "gpursa: $modules/gpursa.so, backend $backend"
     echo "settings: threads=$threads clients=$clients client_threads=$client_threads duration=${duration}s"
 } | tee -a "$LOG"
 
-cpu_ticks() { # utime + stime of a process, in clock ticks
-    awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0
+cpu_ticks() { # utime + stime of the server's processes (nginx: master and workers)
+    local p n=0
+    for p in $(tls_pids); do
+        n=$((n + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$n"
 }
 
 # h2load_run VER N TAG: N requests, one connection each; sets R_* from its output.
 h2load_run() {
-    local ver=$1 n=$2 tag=$3 port=$TLS_PORT t0 t1 times
+    local ver=$1 n=$2 tag=$3 port=$TLS_PORT t0 t1
     [ "$ver" = 1.2 ] && port=$TLS_PORT12
-    t0=$(cpu_ticks "$TLS_PID")
+    t0=$(cpu_ticks)
     {
         TIMEFORMAT='%R %U %S'
         time h2load --h1 -n "$n" -c "$clients" -t "$client_threads" \
             "https://127.0.0.1:$port/" >"$OUT/$tag.h2load" 2>&1
     } 2>"$OUT/$tag.time"
-    t1=$(cpu_ticks "$TLS_PID")
+    t1=$(cpu_ticks)
     read -r R_REAL R_USER R_SYS <"$OUT/$tag.time"
     R_OK=$(sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' "$OUT/$tag.h2load")
     R_FAILED=$(sed -n 's/^requests: .* \([0-9]*\) failed.*/\1/p' "$OUT/$tag.h2load")
@@ -164,82 +170,101 @@ h2load_run() {
     [ -n "$R_OK" ] && [ -n "$R_SECS" ] || { cat "$OUT/$tag.h2load" >>"$LOG"; die "h2load failed ($tag)"; }
 }
 
-csv=$OUT/results.csv
-echo "bits,tls,provider,backend,threads,clients,client_threads,requests,succeeded,failed,seconds,handshakes_per_s,client_cpu_s,client_cores,server_cpu_s,server_cores,fe_conns,ops_gpu,ops_host,ops_cpu,batches,mean_batch,faults" >"$csv"
+# measure TAG VER: warm-up, calibration, measured run against the running server; one
+# CSV row after it stops.
+measure() {
+    local tag=$1 ver=$2 total=0 calib n fe stats
+    h2load_run "$ver" $((clients * 2)) "$tag-warmup"
+    total=$((total + clients * 2))
+    # calibration: grow the run until it lasts a quarter of the duration
+    calib=$((clients * 4))
+    while :; do
+        h2load_run "$ver" "$calib" "$tag-calibrate"
+        total=$((total + calib))
+        awk -v s="$R_SECS" -v d="$duration" 'BEGIN { exit !(s * 4 < d) }' &&
+            [ "$calib" -lt 10000000 ] || break
+        calib=$((calib * 4))
+    done
+    n=$(awk -v ok="$R_OK" -v s="$R_SECS" -v d="$duration" -v c="$clients" \
+        'BEGIN { n = int(ok / s * d); print (n < 3 * c ? 3 * c : n) }')
+    say "$tag: calibration $R_OK handshakes in ${R_SECS}s; measuring $n"
+    h2load_run "$ver" "$n" "$tag"
+    total=$((total + n))
+    [ "$R_PROTO" = "TLSv$ver" ] || die "$tag: h2load negotiated '$R_PROTO'"
+    tls_stop "$(tls_soft_signal)" 60
+    cp "$TLS_WORK/server.err" "$OUT/$tag.server.err"
+    [ "$TLS_STATUS" = 0 ] || die "$tag: $TLS_SERVER exit status $TLS_STATUS"
+    # Every request must have been a new connection (HAProxy counts them).
+    fe=$(sed -n 's/.*Proxy tls stopped (cumulated conns: FE: \([0-9]*\).*/\1/p' "$OUT/$tag.server.err")
+    if [ "$TLS_SERVER" = haproxy ] && ! [ "${fe:-0}" -ge "$total" ]; then
+        say "WARNING: $tag: $fe connections for $total requests: not one handshake per request"
+    fi
+    # gpursa's lines, summed over processes (nginx: one per worker)
+    stats=$(sed -n 's/^gpursa: ops gpu=\([0-9]*\) host=\([0-9]*\) cpu=\([0-9]*\) batches=\([0-9]*\) mean_batch=[0-9.]* faults=\([0-9]*\).*/\1 \2 \3 \4 \5/p' \
+        "$OUT/$tag.server.err" | awk 'NF { g += $1; h += $2; c += $3; b += $4; f += $5; n++ }
+            END { if (n) printf "%d,%d,%d,%d,%.1f,%d", g, h, c, b, (b ? (g + h) / b : 0), f; else printf ",,,,," }')
+    awk -v OFS=, -v srv="$TLS_SERVER" -v bits="$TLS_BITS" -v ver="$ver" -v mode="$mode" \
+        -v be="$backend" -v th="$threads" -v c="$clients" -v ct="$client_threads" -v n="$n" \
+        -v ok="$R_OK" -v failed="$R_FAILED" -v s="$R_SECS" -v u="$R_USER" -v sy="$R_SYS" \
+        -v scpu="$R_SERVER_CPU" -v fe="$fe" -v stats="$stats" 'BEGIN {
+            if (mode != "gpursa") be = ""
+            print srv, bits, ver, mode, be, th, c, ct, n, ok, failed, s,
+                sprintf("%.0f", ok / s), u + sy, sprintf("%.2f", (u + sy) / s),
+                scpu, sprintf("%.2f", scpu / s), fe, stats }' >>"$csv"
+    say "$tag: $(tail -1 "$csv")"
+}
 
-for bits in $bits_list; do
-    TLS_BITS=$bits
-    tls_make_cert "$bits"
-    for ver in $tls_list; do
-        for mode in $modes; do
-            tag="rsa$bits-tls$ver-$mode"
-            if [ "$mode" = gpursa ]; then
-                TLS_WITH_GPURSA=1
-                export GPURSA_STATS=1 GPURSA_BACKEND=$backend
-            else
-                TLS_WITH_GPURSA=0
-                unset GPURSA_STATS GPURSA_BACKEND
-            fi
-            tls_start
-            cp "$TLS_WORK/haproxy.cfg" "$OUT/$tag.haproxy.cfg"
-            total=0
-            h2load_run "$ver" $((clients * 2)) "$tag-warmup"
-            total=$((total + clients * 2))
-            # calibration: grow the run until it lasts a quarter of the duration
-            calib=$((clients * 4))
-            while :; do
-                h2load_run "$ver" "$calib" "$tag-calibrate"
-                total=$((total + calib))
-                awk -v s="$R_SECS" -v d="$duration" 'BEGIN { exit !(s * 4 < d) }' &&
-                    [ "$calib" -lt 10000000 ] || break
-                calib=$((calib * 4))
+csv=$OUT/results.csv
+echo "server,bits,tls,provider,backend,threads,clients,client_threads,requests,succeeded,failed,seconds,handshakes_per_s,client_cpu_s,client_cores,server_cpu_s,server_cores,fe_conns,ops_gpu,ops_host,ops_cpu,batches,mean_batch,faults" >"$csv"
+
+for TLS_SERVER in $servers; do
+    case $TLS_SERVER in
+    # One new connection, so one full handshake, per request.
+    haproxy) TLS_RENDER_SED='/http-request return/i\    option httpclose' ;;
+    nginx) TLS_RENDER_SED='/access_log off;/a\    keepalive_timeout 0;' ;;
+    *) die "unknown server $TLS_SERVER" ;;
+    esac
+    for bits in $bits_list; do
+        TLS_BITS=$bits
+        tls_make_cert "$bits"
+        for ver in $tls_list; do
+            for mode in $modes; do
+                tag="$TLS_SERVER-rsa$bits-tls$ver-$mode"
+                if [ "$mode" = gpursa ]; then
+                    TLS_WITH_GPURSA=1
+                    export GPURSA_STATS=1 GPURSA_BACKEND=$backend
+                else
+                    TLS_WITH_GPURSA=0
+                    unset GPURSA_STATS GPURSA_BACKEND
+                fi
+                tls_start
+                cp "$TLS_WORK/$TLS_SERVER".c* "$OUT/$tag.conf"
+                measure "$tag" "$ver"
             done
-            n=$(awk -v ok="$R_OK" -v s="$R_SECS" -v d="$duration" -v c="$clients" \
-                'BEGIN { n = int(ok / s * d); print (n < 3 * c ? 3 * c : n) }')
-            say "$tag: calibration $R_OK handshakes in ${R_SECS}s; measuring $n"
-            h2load_run "$ver" "$n" "$tag"
-            total=$((total + n))
-            [ "$R_PROTO" = "TLSv$ver" ] || die "$tag: h2load negotiated '$R_PROTO'"
-            tls_stop USR1 60
-            cp "$TLS_WORK/server.err" "$OUT/$tag.server.err"
-            [ "$TLS_STATUS" = 0 ] || die "$tag: haproxy exit status $TLS_STATUS"
-            fe=$(sed -n 's/.*Proxy tls stopped (cumulated conns: FE: \([0-9]*\).*/\1/p' "$OUT/$tag.server.err")
-            # every request must have been a new connection: FE connections >= requests
-            [ -n "$fe" ] && [ "$fe" -ge "$total" ] ||
-                say "WARNING: $tag: $fe connections for $total requests: not one handshake per request"
-            stats=$(sed -n 's/^gpursa: ops gpu=\([0-9]*\) host=\([0-9]*\) cpu=\([0-9]*\) batches=\([0-9]*\) mean_batch=\([0-9.]*\) faults=\([0-9]*\).*/\1,\2,\3,\4,\5,\6/p' \
-                "$OUT/$tag.server.err" | tail -1)
-            [ -n "$stats" ] || stats=",,,,,"
-            awk -v OFS=, -v bits="$bits" -v ver="$ver" -v mode="$mode" -v be="$backend" \
-                -v th="$threads" -v c="$clients" -v ct="$client_threads" -v n="$n" \
-                -v ok="$R_OK" -v failed="$R_FAILED" -v s="$R_SECS" -v u="$R_USER" -v sy="$R_SYS" \
-                -v scpu="$R_SERVER_CPU" -v fe="$fe" -v stats="$stats" 'BEGIN {
-                    if (mode != "gpursa") be = ""
-                    print bits, ver, mode, be, th, c, ct, n, ok, failed, s,
-                        sprintf("%.0f", ok / s), u + sy, sprintf("%.2f", (u + sy) / s),
-                        scpu, sprintf("%.2f", scpu / s), fe, stats }' >>"$csv"
-            say "$tag: $(tail -1 "$csv")"
         done
     done
 done
 
-# ---- summary: one row per size and version, with the speed-up ----
+# ---- summary: one row per server, size and version, with the speed-up ----
 {
-    echo "# TLS handshakes per second, HAProxy $threads threads, h2load $clients connections ($client_threads threads) on the same host"
+    echo "# New TLS handshakes per second: $threads HAProxy threads / nginx workers, h2load $clients connections ($client_threads threads) on the same host"
     echo
-    sed -n 's/^/    /; 1,/^settings/p' "$LOG" | grep -v '^    unpacked'
+    sed -n '1,/^settings/{s/^/    /;p}' "$LOG" | grep -v '^    unpacked'
     echo
-    echo "| RSA | TLS | provider | handshakes/s | client CPU (cores) | HAProxy CPU (cores) | gpursa ops gpu/host/cpu | mean batch | speed-up |"
-    echo "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: |"
+    echo "| server | RSA | TLS | provider | handshakes/s | client CPU (cores) | server CPU (cores) | gpursa ops gpu/host/cpu | mean batch | speed-up |"
+    echo "| --- | --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: |"
     awk -F, 'NR > 1 {
-        key = $1 "/" $2
-        if ($3 == "default") base[key] = $12
-        sp = ($3 != "default" && base[key] > 0) ? sprintf("%.2fx", $12 / base[key]) : ""
-        ops = ($18 == "") ? "-" : $18 "/" $19 "/" $20
-        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3 ($4 ? " (" $4 ")" : ""), $12, $14, $16, ops, ($22 == "" ? "-" : $22), sp
+        key = $1 "/" $2 "/" $3
+        if ($4 == "default") base[key] = $13
+        sp = ($4 != "default" && base[key] > 0) ? sprintf("%.2fx", $13 / base[key]) : ""
+        ops = ($19 == "") ? "-" : $19 "/" $20 "/" $21
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4 ($5 ? " (" $5 ")" : ""), $13, $15, $17, ops, ($23 == "" ? "-" : $23), sp
     }' "$csv"
     echo
-    echo "The target is at least 3x the baseline's handshakes per second (speed-up column)."
-    echo "Client CPU: h2load's user+sys time / wall time; it runs on the same cores as HAProxy."
+    echo "Speed-up: gpursa's handshakes per second over the same server without it (target: 3x for HAProxy)."
+    echo "Client CPU: h2load's user+sys time / wall time; it runs on the same cores as the server."
+    echo "nginx workers block in each signature: a worker never has two to batch, so its batches are"
+    echo "only what several workers of one process would share (none: one process per worker);"
+    echo "without NVIDIA MPS, each worker process has its own CUDA context."
 } >"$OUT/summary.md"
 cat "$OUT/summary.md"
