@@ -12,7 +12,10 @@
 # a warm-up, a calibration run that sizes the measured run to about --duration seconds,
 # then the measured run. Handshakes per second = requests that succeeded / h2load's wall
 # time. The client's CPU time (user + sys of h2load) is reported because it competes with
-# HAProxy for the same cores; so is HAProxy's own CPU time.
+# HAProxy for the same cores; so is HAProxy's own CPU time. With --servers nginx, the same
+# for nginx (conf/nginx.conf, --threads workers, keepalive_timeout 0 added so that each
+# response closes its connection). A run takes about --duration + 15 s; the default set
+# (2 sizes x 2 versions x 2 modes) fits in 10 minutes with the default duration.
 #
 # Writes OUTDIR/results.csv, OUTDIR/summary.md (a table with the speed-up) and, per run,
 # the server's stderr (gpursa's stats line) and h2load's output.
@@ -33,7 +36,7 @@
 #   --threads N           HAProxy threads (default 16)
 #   --clients C           concurrent client connections (default 1024)
 #   --client-threads T    h2load threads (default 4)
-#   --duration S          seconds per measured run (default 20)
+#   --duration S          seconds per measured run (default 15)
 #   --backend B           GPURSA_BACKEND for the gpursa runs (default cuda)
 #   --modes "default gpursa"   which runs to make
 #   --servers "haproxy nginx"  servers to measure (default haproxy; nginx needs its
@@ -44,7 +47,7 @@ TOP=$(pwd)
 
 debs="" modules=${OPENSSL_MODULES:-$TOP/_build/provider/.libs}
 bits_list="2048 4096" tls_list="1.3 1.2" threads=16 clients=1024 client_threads=4
-duration=20 backend=cuda modes="default gpursa" servers=haproxy
+duration=15 backend=cuda modes="default gpursa" servers=haproxy
 while [ $# -gt 1 ]; do
     case $1 in
     --debs) debs=$2 ;;
@@ -62,7 +65,7 @@ while [ $# -gt 1 ]; do
     esac
     shift 2
 done
-[ $# = 1 ] || { sed -n '2,/^set -u/p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# = 1 ] || { sed -n '2,/^set -u/{/^set -u/d;p}' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 OUT=$1
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 1
 LOG=$OUT/bench.log
