@@ -714,23 +714,26 @@ static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now)
     return (double)l->count + 1 + expected >= (double)xo;
 }
 
-/* Every arrival feeds the rate estimate, queued or not. d->mu held. */
+/* Every arrival feeds the rate estimate, queued or not. d->mu held; now
+ * read under it, so arrivals are in order (a gap is never negative). */
 static void gpursa_dev_arrival(gpursa_dev *d, int cls, uint64_t now)
 {
-    if (d->last_arrival[cls] != 0) {
+    if (d->last_arrival[cls] != 0 && now >= d->last_arrival[cls]) {
         double gap = (double)(now - d->last_arrival[cls]);
 
         d->gap_ns[cls] = d->gap_ns[cls] == 0 ? gap : 0.875 * d->gap_ns[cls] + 0.125 * gap;
     }
-    d->last_arrival[cls] = now;
+    if (now > d->last_arrival[cls])
+        d->last_arrival[cls] = now;
 }
 
 int gpursa_dev_decide(gpursa_dev *d, int cls)
 {
-    uint64_t now = gpursa_now_ns();
+    uint64_t now;
     int likely;
 
     pthread_mutex_lock(&d->mu);
+    now = gpursa_now_ns();
     gpursa_dev_arrival(d, cls, now);
     likely = gpursa_dev_batch_likely(d, cls, now);
     pthread_mutex_unlock(&d->mu);
@@ -741,9 +744,10 @@ int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int decide)
 {
     int cls = r->key->cls;
     gpursa_req_list *l = &d->pend[cls];
-    uint64_t now = gpursa_now_ns();
+    uint64_t now;
 
     pthread_mutex_lock(&d->mu);
+    now = gpursa_now_ns();
     if (decide)
         gpursa_dev_arrival(d, cls, now);
     if (decide && !gpursa_dev_batch_likely(d, cls, now)) {

@@ -88,9 +88,11 @@ static const char *fake_device_describe(const gpursa_gpu_device *dev)
 static int fake_key_upload(gpursa_gpu_device *dev, const gpursa_rsa_key_material *km,
                            gpursa_gpu_key **key)
 {
-    gpursa_gpu_key *k = calloc(1, sizeof(*k));
+    gpursa_gpu_key *k;
 
-    if (k == NULL)
+    if (fake.refuse_keys)
+        return GPURSA_GPU_ERR_UNSUPPORTED;
+    if ((k = calloc(1, sizeof(*k))) == NULL)
         return GPURSA_GPU_ERR_NOMEM;
     k->n = BN_bin2bn(km->n, (int)km->n_len, NULL);
     k->e = BN_bin2bn(km->e, (int)km->e_len, NULL);

@@ -23,6 +23,7 @@ typedef struct {
     unsigned fail_wait_permille;     /* wait returns COPY */
     unsigned fault_permille;     /* an item comes back FAULT */
     int nop;                     /* no arithmetic: out = in, OK (overhead timing) */
+    int refuse_keys;             /* key_upload answers UNSUPPORTED */
     atomic_int lost_next;        /* this many next batches fail with LOST */
     atomic_int open_fail;        /* this many next device_open calls fail */
     /* observations */

@@ -529,6 +529,31 @@ START_TEST(test_crossover_small_batches_run_on_cpu_workers)
 }
 END_TEST
 
+START_TEST(test_blocking_callers_wait_when_a_batch_will_form)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    tkey *k = &keys[0];
+
+    fake_reset();
+    fake.batch_delay_us = 5000;
+    q = mkq(&fake_ops, 8, 50000, 4, 1024);
+    qk = mkkey(q, k);
+    /* 16 threads back to back: arrivals microseconds apart against a 50 ms
+     * window, so after the first few they queue, and batches fill (8) long
+     * before the deadline. */
+    ck_assert_int_eq(run_threads(q, &qk, &k, 1, 16, 20), 0);
+    dump_stats("blocking");
+    ck_assert_uint_eq(ops_total(), 320);
+    ck_assert_msg(atomic_load(&stats.ops_gpu) > 160, "only %llu of 320 on the device",
+                  (unsigned long long)atomic_load(&stats.ops_gpu));
+    for (int i = 0; i < atomic_load(&fake.nlog) && i < FAKE_MAX_LOG; i++)
+        ck_assert_int_ge(fake.log[i], 4);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
 START_TEST(test_crossover_measured_at_startup)
 {
     gpursa_queue *q;
@@ -677,6 +702,28 @@ START_TEST(test_device_loss_reopens_with_backoff)
     gpursa_queue_key_free(qk);
     gpursa_queue_free(q);
     ck_assert_int_eq(atomic_load(&fake.keys_live), 0);
+}
+END_TEST
+
+START_TEST(test_key_refused_by_backend_goes_to_cpu)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+
+    fake_reset();
+    fake.refuse_keys = 1;
+    q = mkq(&fake_ops, 8, 500, 1, 1024);
+    qk = mkkey(q, &keys[0]);
+    ck_assert_int_eq(gpursa_queue_key_gpu_bits(qk), 1024);   /* the size is fine */
+    /* the first batch finds out (its requests still answered, on the CPU) ... */
+    ck_assert_int_eq(run_async(q, qk, &keys[0], 4, 1), 0);
+    /* ... and from then on the key skips the queue */
+    ck_assert_int_eq(run_async(q, qk, &keys[0], 4, 1), 0);
+    ck_assert_uint_eq(atomic_load(&stats.fb_unsupported_key), 8);
+    ck_assert_uint_eq(atomic_load(&stats.ops_cpu), 8);
+    ck_assert_int_eq(atomic_load(&fake.batches), 0);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
 }
 END_TEST
 
@@ -876,6 +923,9 @@ START_TEST(test_async_1024_jobs_one_thread)
     ck_assert_uint_eq(ops_total(), (uint64_t)(1024 * ops));
     /* no fault was injected: every blinding pair was right */
     ck_assert_uint_eq(atomic_load(&stats.faults), 0);
+    /* 1024 requests at once were split into batches of at most max_batch */
+    for (int i = 0; i < atomic_load(&fake.nlog) && i < FAKE_MAX_LOG; i++)
+        ck_assert_int_le(fake.log[i], 256);
     /* the jobs formed real batches */
     ck_assert_msg(atomic_load(&stats.batch_items) > 4 * atomic_load(&stats.batches),
                   "mean batch %llu/%llu", (unsigned long long)atomic_load(&stats.batch_items),
@@ -1076,6 +1126,7 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_backpressure_bounds_inflight_blocking_threads);
     tcase_add_test(tc, test_backpressure_async_jobs_pause_and_retry);
     tcase_add_test(tc, test_crossover_small_batches_run_on_cpu_workers);
+    tcase_add_test(tc, test_blocking_callers_wait_when_a_batch_will_form);
     tcase_add_test(tc, test_crossover_measured_at_startup);
     tcase_add_test(tc, test_backend_cpu_means_no_queue);
     suite_add_tcase(s, tc);
@@ -1085,6 +1136,7 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_fault_items_recomputed_on_cpu_never_released);
     tcase_add_test(tc, test_failed_batches_complete_on_cpu_exactly_once);
     tcase_add_test(tc, test_device_loss_reopens_with_backoff);
+    tcase_add_test(tc, test_key_refused_by_backend_goes_to_cpu);
     tcase_add_test(tc, test_no_device_all_on_cpu);
     tcase_add_test(tc, test_unsupported_key_goes_to_cpu);
     suite_add_tcase(s, tc);
