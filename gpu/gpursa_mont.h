@@ -80,7 +80,7 @@
 #define GPURSA_MONT_MAX_LIMBS 128
 #endif
 #ifndef GPURSA_MONT_WINDOW
-#define GPURSA_MONT_WINDOW 5
+#define GPURSA_MONT_WINDOW 4
 #endif
 #define GPURSA_MONT_TABLE_WORDS(n) ((1 << GPURSA_MONT_WINDOW) * (n))
 
@@ -342,6 +342,154 @@ GPURSA_HD uint32_t gpursa_mont_m0inv(uint32_t m0)
     return 0u - x;
 }
 
+/* ------------------------------------------------------------------------
+ * Host fast path for the IMAD variant: the same row/CIOS algorithms on
+ * 64-bit limbs (pairs of 32-bit limbs read in place on a little-endian CPU)
+ * with 128-bit products, a quarter of the multiplications.  n must be even
+ * (every gpursa size is); odd n takes the 32-bit code.
+ * ---------------------------------------------------------------------- */
+#if !GPURSA_MONT_IMAD_CHAINS && defined(__SIZEOF_INT128__) && defined(__GNUC__) && \
+    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
+    !defined(GPURSA_MONT_NO_HOST64)
+#define GPURSA_MONT_HOST64 1
+typedef uint64_t __attribute__((may_alias, aligned(4))) gpursa_u64a;
+typedef unsigned __int128 gpursa_u128;
+
+/* -m^-1 mod 2^64 from the 32-bit constant: one Newton step doubles it. */
+static inline uint64_t gpursa_m0inv64(const uint32_t *m, uint32_t m0inv)
+{
+    uint64_t m0 = ((const gpursa_u64a *)m)[0];
+    uint64_t x = (uint64_t)(0u - m0inv); /* m^-1 mod 2^32 */
+    x *= 2 - m0 * x;
+    return 0 - x;
+}
+
+static inline void gpursa_final_sub64(gpursa_u64a *r, const uint64_t *acc, uint64_t top,
+                                      const gpursa_u64a *m, int k)
+{
+    uint64_t d[GPURSA_MONT_MAX_LIMBS / 2];
+    gpursa_u128 s = 0;
+    uint64_t borrow = 0;
+    for (int i = 0; i < k; i++) {
+        s = (gpursa_u128)acc[i] - m[i] - borrow;
+        d[i] = (uint64_t)s;
+        borrow = (uint64_t)(s >> 64) & 1;
+    }
+    /* keep acc when top:acc < m, i.e. the subtraction borrowed past top */
+    uint64_t keep = 0 - (uint64_t)((top - borrow) >> 63);
+    for (int i = 0; i < k; i++)
+        r[i] = (acc[i] & keep) | (d[i] & ~keep);
+}
+
+static inline void gpursa_mul64(uint32_t *r32, const uint32_t *a32, const uint32_t *b32, int k)
+{
+    gpursa_u64a *r = (gpursa_u64a *)r32;
+    const gpursa_u64a *a = (const gpursa_u64a *)a32, *b = (const gpursa_u64a *)b32;
+    uint64_t t[GPURSA_MONT_MAX_LIMBS];
+    for (int i = 0; i < 2 * k; i++)
+        t[i] = 0;
+    for (int i = 0; i < k; i++) {
+        gpursa_u128 c = 0;
+        uint64_t bi = b[i];
+        for (int j = 0; j < k; j++) {
+            c += (gpursa_u128)a[j] * bi + t[i + j];
+            t[i + j] = (uint64_t)c;
+            c >>= 64;
+        }
+        t[i + k] = (uint64_t)c;
+    }
+    for (int i = 0; i < 2 * k; i++)
+        r[i] = t[i];
+}
+
+static inline void gpursa_sqr64(uint64_t *t, const gpursa_u64a *a, int k)
+{
+    for (int i = 0; i < 2 * k; i++)
+        t[i] = 0;
+    for (int i = 0; i < k - 1; i++) {
+        gpursa_u128 c = 0;
+        uint64_t ai = a[i];
+        for (int j = i + 1; j < k; j++) {
+            c += (gpursa_u128)a[j] * ai + t[i + j];
+            t[i + j] = (uint64_t)c;
+            c >>= 64;
+        }
+        t[i + k] = (uint64_t)c;
+    }
+    uint64_t hi = 0; /* doubling: the bit shifted out of the previous word */
+    gpursa_u128 c = 0;
+    for (int i = 0; i < k; i++) {
+        gpursa_u128 sq = (gpursa_u128)a[i] * a[i];
+        uint64_t lo2 = (t[2 * i] << 1) | hi;
+        hi = t[2 * i] >> 63;
+        uint64_t hi2 = (t[2 * i + 1] << 1) | hi;
+        hi = t[2 * i + 1] >> 63;
+        c += (gpursa_u128)lo2 + (uint64_t)sq;
+        t[2 * i] = (uint64_t)c;
+        c >>= 64;
+        c += (gpursa_u128)hi2 + (uint64_t)(sq >> 64);
+        t[2 * i + 1] = (uint64_t)c;
+        c >>= 64;
+    }
+}
+
+/* t (2k words) reduced in place, the result to r */
+static inline void gpursa_redc64(gpursa_u64a *r, uint64_t *t, const gpursa_u64a *m,
+                                 uint64_t minv, int k)
+{
+    uint64_t over = 0;
+    for (int i = 0; i < k; i++) {
+        uint64_t q = t[i] * minv;
+        gpursa_u128 c = 0;
+        for (int j = 0; j < k; j++) {
+            c += (gpursa_u128)q * m[j] + t[i + j];
+            t[i + j] = (uint64_t)c;
+            c >>= 64;
+        }
+        c += (gpursa_u128)t[i + k] + over;
+        t[i + k] = (uint64_t)c;
+        over = (uint64_t)(c >> 64);
+    }
+    gpursa_final_sub64(r, t + k, over, m, k);
+}
+
+static inline void gpursa_mont_mul64(uint32_t *r32, const uint32_t *a32, const uint32_t *b32,
+                                     const uint32_t *m32, uint32_t m0inv, int k)
+{
+    const gpursa_u64a *a = (const gpursa_u64a *)a32, *b = (const gpursa_u64a *)b32;
+    const gpursa_u64a *m = (const gpursa_u64a *)m32;
+    uint64_t minv = gpursa_m0inv64(m32, m0inv);
+    uint64_t acc[GPURSA_MONT_MAX_LIMBS / 2 + 2];
+    for (int j = 0; j <= k; j++)
+        acc[j] = 0;
+    for (int i = 0; i < k; i++) {
+        gpursa_u128 c = 0;
+        uint64_t bi = b[i];
+        for (int j = 0; j < k; j++) {
+            c += (gpursa_u128)a[j] * bi + acc[j];
+            acc[j] = (uint64_t)c;
+            c >>= 64;
+        }
+        c += acc[k];
+        acc[k] = (uint64_t)c;
+        uint64_t hi = (uint64_t)(c >> 64);
+        uint64_t q = acc[0] * minv;
+        c = ((gpursa_u128)q * m[0] + acc[0]) >> 64;
+        for (int j = 1; j < k; j++) {
+            c += (gpursa_u128)q * m[j] + acc[j];
+            acc[j - 1] = (uint64_t)c;
+            c >>= 64;
+        }
+        c += acc[k];
+        acc[k - 1] = (uint64_t)c;
+        acc[k] = hi + (uint64_t)(c >> 64);
+    }
+    gpursa_final_sub64((gpursa_u64a *)r32, acc, acc[k], m, k);
+}
+#else
+#define GPURSA_MONT_HOST64 0
+#endif
+
 /* ========================================================================
  * IMAD variant
  * ====================================================================== */
@@ -370,6 +518,12 @@ GPURSA_HD void gpursa_mp_mul_imad(uint32_t *r, const uint32_t *a, const uint32_t
             r[i + j + 1] = gpursa_madchi_cc(a[j], bi, r[i + j + 1], &cf);
     }
 #else
+#if GPURSA_MONT_HOST64
+    if ((n & 1) == 0) {
+        gpursa_mul64(r, a, b, n / 2);
+        return;
+    }
+#endif
     for (int i = 0; i < n; i++)
         r[i] = 0;
     for (int i = 0; i < n; i++) {
@@ -407,6 +561,15 @@ GPURSA_HD void gpursa_mp_sqr_imad(uint32_t *r, const uint32_t *a, int n)
             r[i + j + 1] = gpursa_madchi_cc(a[j], ai, r[i + j + 1], &cf);
     }
 #else
+#if GPURSA_MONT_HOST64
+    if ((n & 1) == 0) {
+        uint64_t t64[GPURSA_MONT_MAX_LIMBS];
+        gpursa_sqr64(t64, (const gpursa_u64a *)a, n / 2);
+        for (int i = 0; i < n; i++)
+            ((gpursa_u64a *)r)[i] = t64[i];
+        return;
+    }
+#endif
     for (int i = 0; i < 2 * n; i++)
         r[i] = 0;
     for (int i = 0; i < n - 1; i++) {
@@ -460,6 +623,16 @@ GPURSA_HD void gpursa_mont_redc_imad(uint32_t *r, uint32_t *t, const uint32_t *m
     }
     top = pend;
 #else
+#if GPURSA_MONT_HOST64
+    if ((n & 1) == 0) {
+        uint64_t t64[GPURSA_MONT_MAX_LIMBS];
+        for (int i = 0; i < n; i++)
+            t64[i] = ((const gpursa_u64a *)t)[i];
+        gpursa_redc64((gpursa_u64a *)r, t64, (const gpursa_u64a *)m, gpursa_m0inv64(m, m0inv),
+                      n / 2);
+        return;
+    }
+#endif
     uint64_t over = 0;
     for (int i = 0; i < n; i++) {
         uint64_t c = 0, q = (uint32_t)(t[i] * m0inv);
@@ -519,6 +692,12 @@ GPURSA_HD void gpursa_mont_mul_imad(uint32_t *r, const uint32_t *a, const uint32
     }
     gpursa_mont_final_sub(r, acc, acc[n], m, n);
 #else
+#if GPURSA_MONT_HOST64
+    if ((n & 1) == 0) {
+        gpursa_mont_mul64(r, a, b, m, m0inv, n / 2);
+        return;
+    }
+#endif
     for (int j = 0; j < n + 1; j++)
         acc[j] = 0;
     for (int i = 0; i < n; i++) {
@@ -799,6 +978,21 @@ GPURSA_HD uint32_t gpursa_exp_window(const uint32_t *e, int ebits, int pos, int 
  * and the matching one kept by mask. */
 GPURSA_HD void gpursa_table_select(uint32_t *r, const uint32_t *table, uint32_t idx, int n)
 {
+#if GPURSA_MONT_HOST64
+    if ((n & 1) == 0) { /* host: the same, 64 bits at a time */
+        gpursa_u64a *r64 = (gpursa_u64a *)r;
+        const gpursa_u64a *t64 = (const gpursa_u64a *)table;
+        int k = n / 2;
+        for (int i = 0; i < k; i++)
+            r64[i] = 0;
+        for (int e = 0; e < (1 << GPURSA_MONT_WINDOW); e++) {
+            uint64_t mask = 0 - (uint64_t)((((uint64_t)(idx ^ (uint32_t)e)) - 1) >> 63);
+            for (int i = 0; i < k; i++)
+                r64[i] |= t64[e * k + i] & mask;
+        }
+        return;
+    }
+#endif
     gpursa_mp_zero(r, n);
     GPURSA_UNROLL
     for (int k = 0; k < (1 << GPURSA_MONT_WINDOW); k++) {
