@@ -95,11 +95,13 @@ int gpursa_queue_key_gpu_bits(const gpursa_queue_key *qk);
 
 /*
  * One raw private operation: out = in^d mod n, len = modulus bytes, in < n
- * (the caller checks). Blocking callers wait (or compute inline on the CPU
- * when no batch would form in time); callers inside an OpenSSL ASYNC job
- * pause and are resumed through their wait context. in and out may be the
- * same buffer. Returns 1 on success, 0 on failure (no partial result).
- * Errors the CPU path raises on a worker thread stay on that thread.
+ * (the caller checks). A caller computes inline on the CPU (fb_inline) when
+ * no batch would reach the crossover before the deadline; otherwise a
+ * blocking thread waits, and a caller inside an OpenSSL ASYNC job pauses and
+ * is resumed through its wait context (eventfd, or the context's callback).
+ * in and out may be the same buffer if the CPU path allows it (the GPU path
+ * does). Returns 1 on success, 0 on failure (out wiped). Errors the CPU path
+ * raises on a worker thread are cleared there: the caller raises its own.
  */
 int gpursa_queue_private(gpursa_queue *q, gpursa_queue_key *qk,
                          const unsigned char *in, unsigned char *out, size_t len);
