@@ -434,9 +434,11 @@ tls_test_abuse_and_leaks() {
 # operations are queued (async jobs paused, in HAProxy) when the signal arrives. With
 # "stall", 20 more clients stop mid-handshake, so a graceful stop cannot finish on its own
 # and HAProxy's hard-stop-after (1 s here) or nginx's worker_shutdown_timeout ends it with
-# handshakes in flight. After an exit through the normal path (status 0) gpursa's stats
-# line must be there: it unloaded with the work it had (except after HAProxy's hard stop:
-# see tls_expect_ops_unless_abandoned).
+# handshakes in flight. After a graceful stop that finished every handshake, gpursa's
+# stats line must be there: it unloaded with the work it had. After a hard or fast stop
+# it may be missing: HAProxy abandons paused jobs (tls_expect_ops_unless_abandoned), and
+# nginx's workers exit on SIGTERM without freeing connections still in a handshake, whose
+# keys keep gpursa referenced.
 tls_test_shutdown() {
     local sig=$1 status=$2 stall_pid=""
     TLS_HARD_STOP_AFTER=1s GPURSA_MAX_WAIT_US=50000 tls_start
@@ -452,9 +454,9 @@ tls_test_shutdown() {
     [ -z "$stall_pid" ] || { kill "$stall_pid"; wait "$stall_pid"; } 2>/dev/null
     [ "$TLS_STATUS" = "$status" ] ||
         tls_fail "$TLS_SERVER exit status $TLS_STATUS after SIG$sig, expected $status"
-    if [ "$status" = 0 ] && [ -n "$stall_pid" ]; then
-        tls_expect_ops_unless_abandoned 1
-    elif [ "$status" = 0 ]; then
+    if [ "$sig" = "$(tls_soft_signal)" ] && [ -z "$stall_pid" ]; then
         tls_expect_ops 1
+    else
+        tls_note "stats not required: a process that exits with handshakes still open keeps gpursa loaded to the end"
     fi
 }
