@@ -68,8 +68,7 @@ tls_setup() {
 tls_cleanup() {
     tls_load_stop
     if [ -n "$TLS_PID" ] && kill -0 "$TLS_PID" 2>/dev/null; then
-        kill -KILL "$TLS_PID" 2>/dev/null
-        wait "$TLS_PID" 2>/dev/null
+        tls_kill_server
     fi
     if [ "${TLS_KEEP:-0}" = 1 ]; then
         echo "# work folder kept: $TLS_WORK"
@@ -145,8 +144,7 @@ tls_start() {
             fi
             sleep 0.1
         done
-        kill -KILL "$TLS_PID" 2>/dev/null
-        wait "$TLS_PID" 2>/dev/null
+        tls_kill_server
         TLS_PID=""
         grep -q -i -e 'address already in use' -e 'cannot bind' "$TLS_WORK/server.err" || break
     done
@@ -158,6 +156,16 @@ tls_pids() {
     echo "$TLS_PID"
     [ "$TLS_SERVER" = nginx ] && pgrep -P "$TLS_PID"
     return 0
+}
+
+# SIGKILL to the server's processes, by their pids (nginx's workers outlive a killed
+# master).
+tls_kill_server() {
+    local p
+    for p in $(tls_pids); do
+        kill -KILL "$p" 2>/dev/null
+    done
+    wait "$TLS_PID" 2>/dev/null
 }
 
 tls_alive() {
