@@ -264,9 +264,11 @@ static gpursa_qrt *gpursa_rt_start(gpursa_queue *q, unsigned gen)
     if (q->ops->device_count(&count) != GPURSA_GPU_OK)
         count = 0;
     nidx = gpursa_parse_devices(q->cfg.devices, count, idx);
-    /* The host backend computes in the runner threads: one per core. On a
-     * GPU, three batches in flight overlap copy-in, compute and copy-out. */
-    nslots = host ? (ncpu < 2 ? 2 : ncpu > 16 ? 16 : ncpu) : 3;
+    /* The host backend computes a batch inside batch_submit, spread over
+     * its own threads (one per core): two runners keep a batch forming
+     * while one computes. On a GPU, three batches in flight overlap
+     * copy-in, compute and copy-out. */
+    nslots = host ? 2 : 3;
     for (int i = 0; i < nidx; i++)
         if (gpursa_dev_start(rt, &rt->dev[rt->ndev], idx[i], nslots))
             rt->ndev++;
