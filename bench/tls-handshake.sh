@@ -41,13 +41,16 @@
 #   --modes "default gpursa"   which runs to make
 #   --servers "haproxy nginx"  servers to measure (default haproxy; nginx needs its
 #                         package in --debs or installed, and runs --threads workers)
+#   --mps                 start NVIDIA MPS (nvidia-cuda-mps-control -d, pipes under
+#                         OUTDIR/mps) for the runs and stop it at the end: nginx's
+#                         worker processes then share the GPU concurrently
 set -u
 cd "$(dirname "$0")/.." || exit 1
 TOP=$(pwd)
 
 debs="" modules=${OPENSSL_MODULES:-$TOP/_build/provider/.libs}
 bits_list="2048 4096" tls_list="1.3 1.2" threads=16 clients=1024 client_threads=4
-duration=15 backend=cuda modes="default gpursa" servers=haproxy
+duration=15 backend=cuda modes="default gpursa" servers=haproxy mps=0
 while [ $# -gt 1 ]; do
     case $1 in
     --debs) debs=$2 ;;
@@ -61,6 +64,7 @@ while [ $# -gt 1 ]; do
     --backend) backend=$2 ;;
     --modes) modes=$2 ;;
     --servers) servers=$2 ;;
+    --mps) mps=1; shift; continue ;;
     *) echo "unknown option $1 (see the comment at the top of $0)" >&2; exit 2 ;;
     esac
     shift 2
@@ -131,6 +135,20 @@ TLS_KEEP=1
 trap tls_cleanup EXIT
 ulimit -n $((TLS_MAXCONN * 3 + 1000)) 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
+stop_mps() {
+    echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
+}
+if [ "$mps" = 1 ]; then
+    command -v nvidia-cuda-mps-control >/dev/null || die "--mps: nvidia-cuda-mps-control not found"
+    export CUDA_MPS_PIPE_DIRECTORY=$OUT/mps/pipe CUDA_MPS_LOG_DIRECTORY=$OUT/mps/log
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    nvidia-cuda-mps-control -d || die "--mps: the MPS control daemon did not start"
+    trap 'stop_mps; tls_cleanup' EXIT
+    backend_label=$backend+mps
+else
+    backend_label=$backend
+fi
+
 cores=$(nproc)
 hz=$(getconf CLK_TCK)
 {
@@ -140,7 +158,7 @@ hz=$(getconf CLK_TCK)
     for p in $servers; do echo "$p: $("$p" -v 2>&1 | head -1)"; done
     echo "h2load: $(h2load --version 2>&1 | head -1)"
     echo "openssl: $("$OPENSSL" version 2>&1)"
-    echo "gpursa: $modules/gpursa.so, backend $backend"
+    echo "gpursa: $modules/gpursa.so, backend $backend_label"
     echo "settings: threads=$threads clients=$clients client_threads=$client_threads duration=${duration}s"
 } | tee -a "$LOG"
 
@@ -207,7 +225,7 @@ measure() {
         "$OUT/$tag.server.err" | awk 'NF { g += $1; h += $2; c += $3; b += $4; f += $5; n++ }
             END { if (n) printf "%d,%d,%d,%d,%.1f,%d", g, h, c, b, (b ? (g + h) / b : 0), f; else printf ",,,,," }')
     awk -v OFS=, -v srv="$TLS_SERVER" -v bits="$TLS_BITS" -v ver="$ver" -v mode="$mode" \
-        -v be="$backend" -v th="$threads" -v c="$clients" -v ct="$client_threads" -v n="$n" \
+        -v be="$backend_label" -v th="$threads" -v c="$clients" -v ct="$client_threads" -v n="$n" \
         -v ok="$R_OK" -v failed="$R_FAILED" -v s="$R_SECS" -v u="$R_USER" -v sy="$R_SYS" \
         -v scpu="$R_SERVER_CPU" -v fe="$fe" -v stats="$stats" 'BEGIN {
             if (mode != "gpursa") be = ""
