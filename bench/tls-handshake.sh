@@ -22,7 +22,7 @@
 #
 # The servers need not be installed: --debs DIR takes Debian packages (haproxy,
 # nghttp2-client, openssl and the libraries they need: bench/tls/fetch-debs.sh), unpacks
-# them under OUTDIR/root and uses a library only where the system lacks it
+# them in a temporary folder and uses a library only where the system lacks it
 # (BENCH_CARRIED_LIBS=all: every carried library, to test the carried set on a system
 # that has them all). Do not carry libc6, libstdc++6, libgcc-s1 or libssl3: gpursa.so and
 # the CUDA runtime need the system's.
@@ -81,9 +81,14 @@ die() { say "ERROR: $*"; exit 1; }
 # Unpacked libraries go on LD_LIBRARY_PATH only where the system has no library of that
 # name: the system's libssl/libcrypto (which gpursa was built against), libc and
 # libstdc++ always win.
+# Unpacked outside OUTDIR (which may be a folder whose files are all shipped back).
+UNPACK=""
 unpack_debs() {
-    local root=$OUT/root lib soname f
-    rm -rf "$root" && mkdir -p "$root" "$OUT/lib"
+    local root lib soname f
+    UNPACK=$(mktemp -d "${TMPDIR:-/tmp}/gpursa-bench-debs.XXXXXX") || die "mktemp"
+    trap 'rm -rf "$UNPACK"' EXIT
+    root=$UNPACK/root
+    mkdir -p "$root" "$UNPACK/lib"
     for f in "$debs"/*.deb; do
         [ -f "$f" ] || die "no .deb files in $debs"
         if command -v dpkg-deb >/dev/null; then
@@ -96,14 +101,14 @@ unpack_debs() {
         soname=$(basename "$lib")
         if [ "${BENCH_CARRIED_LIBS:-missing}" = all ] ||
             ! ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*$soname "; then
-            ln -sf "$lib" "$OUT/lib/$soname"
+            ln -sf "$lib" "$UNPACK/lib/$soname"
         fi
     done
-    export LD_LIBRARY_PATH=$OUT/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    export LD_LIBRARY_PATH=$UNPACK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     PATH=$root/usr/sbin:$root/usr/bin:$PATH
     # the system's openssl CLI, when there is one, matches the system's libcrypto
     if command -v /usr/bin/openssl >/dev/null; then OPENSSL=/usr/bin/openssl; fi
-    say "unpacked $(ls "$debs"/*.deb | wc -l) packages; libraries taken from them: $(ls "$OUT/lib" | tr '\n' ' ')"
+    say "unpacked $(ls "$debs"/*.deb | wc -l) packages; libraries taken from them: $(ls "$UNPACK/lib" | tr '\n' ' ')"
 }
 [ -z "$debs" ] || unpack_debs
 export PATH
@@ -132,18 +137,19 @@ TLS_MAXCONN=$((clients * 2 > 4096 ? clients * 2 : 4096))
 TLS_WORK=$OUT/work
 mkdir -p "$TLS_WORK"
 TLS_KEEP=1
-trap tls_cleanup EXIT
+bench_cleanup() {
+    tls_cleanup
+    [ "$mps" = 1 ] && echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
+    [ -z "$UNPACK" ] || rm -rf "$UNPACK"
+}
+trap bench_cleanup EXIT
 ulimit -n $((TLS_MAXCONN * 3 + 1000)) 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
-stop_mps() {
-    echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
-}
 if [ "$mps" = 1 ]; then
     command -v nvidia-cuda-mps-control >/dev/null || die "--mps: nvidia-cuda-mps-control not found"
     export CUDA_MPS_PIPE_DIRECTORY=$OUT/mps/pipe CUDA_MPS_LOG_DIRECTORY=$OUT/mps/log
     mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
     nvidia-cuda-mps-control -d || die "--mps: the MPS control daemon did not start"
-    trap 'stop_mps; tls_cleanup' EXIT
     backend_label=$backend+mps
 else
     backend_label=$backend
