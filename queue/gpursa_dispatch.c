@@ -643,8 +643,8 @@ static void *gpursa_dispatcher(void *arg)
 
     pthread_mutex_lock(&d->mu);
     while (!d->quit) {
-        uint64_t now = gpursa_now_ns(), next = UINT64_MAX, oldest = UINT64_MAX;
-        int best = -1, full = 0;
+        uint64_t now = gpursa_now_ns(), next = UINT64_MAX;
+        int flushed = 0, tried[GPURSA_NCLASS] = { 0 };
 
         if (d->down && d->busy == 0 && now >= d->retry_at_ns) {
             pthread_mutex_unlock(&d->mu);
@@ -652,29 +652,44 @@ static void *gpursa_dispatcher(void *arg)
             pthread_mutex_lock(&d->mu);
             continue;
         }
-        for (int c = 0; c < GPURSA_NCLASS; c++) {
-            gpursa_req_list *l = &d->pend[c];
-            uint64_t dl;
+        /* Full classes first, then those past their deadline, oldest first.
+         * A class that needs a runner when none is free does not hold up
+         * another that can go (to the CPU workers, say). */
+        for (int pass = 0; pass < 2 && !flushed; pass++) {
+            for (;;) {
+                uint64_t oldest = UINT64_MAX;
+                int best = -1;
 
-            if (l->head == NULL)
-                continue;
-            dl = l->head->t_enq_ns + wait_ns;
-            if (l->count >= max_batch && !full) {
-                best = c;
-                full = 1;
-            } else if (!full && dl <= now && l->head->t_enq_ns < oldest) {
-                best = c;
-                oldest = l->head->t_enq_ns;
-            } else if (dl > now && dl < next) {
-                next = dl;
+                for (int c = 0; c < GPURSA_NCLASS; c++) {
+                    gpursa_req_list *l = &d->pend[c];
+                    int eligible;
+
+                    if (l->head == NULL || tried[c])
+                        continue;
+                    eligible = pass == 0 ? l->count >= max_batch
+                                         : l->head->t_enq_ns + wait_ns <= now;
+                    if (eligible && l->head->t_enq_ns < oldest) {
+                        best = c;
+                        oldest = l->head->t_enq_ns;
+                    }
+                }
+                if (best < 0)
+                    break;
+                tried[best] = 1;
+                if (gpursa_flush(d, best)) {
+                    flushed = 1;
+                    break;
+                }
             }
         }
-        if (best >= 0) {
-            if (gpursa_flush(d, best))
-                continue;
-            /* Every runner busy: one frees up and signals. */
-            pthread_cond_wait(&d->cond, &d->mu);
+        if (flushed)
             continue;
+        /* Sleep until the next deadline, a runner frees up, work arrives. */
+        for (int c = 0; c < GPURSA_NCLASS; c++) {
+            gpursa_req_list *l = &d->pend[c];
+
+            if (l->head != NULL && !tried[c] && l->head->t_enq_ns + wait_ns < next)
+                next = l->head->t_enq_ns + wait_ns;
         }
         if (d->down && d->busy == 0 && d->retry_at_ns < next)
             next = d->retry_at_ns;
