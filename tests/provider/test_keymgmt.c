@@ -155,8 +155,8 @@ static EVP_PKEY *load_fixture(const char *file)
     return pkey;
 }
 
-static const char *const fixture_files[] = { "rsa8192.pem" };
-static const int fixture_bits[] = { 8192 };
+static const char *const fixture_files[] = { "rsa8192.pem", "rsa16384.pem" };
+static const int fixture_bits[] = { 8192, 16384 };
 #define N_FIXTURES (sizeof(fixture_files) / sizeof(fixture_files[0]))
 
 START_TEST(test_roundtrip_large_fixture_keys)
