@@ -75,3 +75,14 @@ for bits in 1024 2048; do
         pass "$bits-bit default encrypts, gpursa decrypts (PKCS#1 v1.5, OAEP)"
     fi
 done
+
+if [ $have_sig = 1 ]; then
+    # No default provider in the application at all (base decodes the PEM into
+    # gpursa's keymgmt): gpursa's fallback loads default into its own libctx.
+    GPURSA_STATS=1 OPENSSL_CONF=/dev/null ossl pkeyutl -sign -provider base -provider gpursa \
+        -inkey "$TMP/key.pem" -in "$TMP/dgst" -pkeyopt digest:sha256 -out "$TMP/sig.nodef" \
+        2> "$TMP/err" || { cat "$TMP/err"; fail "gpursa sign without the default provider"; }
+    expect_gpursa_ops "$TMP/err" 1
+    cmp -s "$TMP/sig.nodef" "$TMP/sig.d" || fail "signature without default provider differs"
+    pass "signs with only base + gpursa loaded (no default provider in the application)"
+fi
