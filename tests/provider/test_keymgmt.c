@@ -4,6 +4,7 @@
  * default provider, dup, key parameters, key generation, validation and
  * encoding. The default provider is the reference throughout.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -642,6 +643,81 @@ START_TEST(test_private_key_without_crt_numbers)
 }
 END_TEST
 
+/* Several threads share one gpursa key: eq, dup, export and (with rsa_enc.c)
+ * the raw private operation, each checked against single-threaded results. */
+typedef struct {
+    EVP_PKEY *g, *def;
+    const unsigned char *in, *expect;
+    size_t len;
+    int failures;
+} shared_key_job;
+
+static void *shared_key_worker(void *arg)
+{
+    shared_key_job *job = arg;
+    unsigned char out[256];
+    int i;
+
+    for (i = 0; i < 20; i++) {
+        EVP_PKEY *d = EVP_PKEY_dup(job->g);
+        OSSL_PARAM *params = NULL;
+        size_t outlen = sizeof(out);
+
+        if (d == NULL || EVP_PKEY_eq(d, job->def) != 1 || EVP_PKEY_eq(job->g, job->def) != 1
+            || EVP_PKEY_todata(job->g, EVP_PKEY_KEYPAIR, &params) != 1)
+            job->failures++;
+        OSSL_PARAM_free(params);
+        EVP_PKEY_free(d);
+        if (job->expect != NULL) {
+            EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(libctx, job->g, "provider=gpursa");
+
+            if (ctx == NULL || EVP_PKEY_decrypt_init(ctx) != 1
+                || EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_NO_PADDING) != 1
+                || EVP_PKEY_decrypt(ctx, out, &outlen, job->in, job->len) != 1
+                || outlen != job->len || memcmp(out, job->expect, job->len) != 0)
+                job->failures++;
+            EVP_PKEY_CTX_free(ctx);
+        }
+    }
+    return NULL;
+}
+
+START_TEST(test_one_key_shared_by_threads)
+{
+    EVP_PKEY *def = tu_default_rsa(libctx, 2048);
+    unsigned char in[256], expect[256];
+    size_t len = sizeof(expect);
+    shared_key_job jobs[4];
+    pthread_t tid[4];
+    EVP_PKEY_CTX *ctx;
+    int i;
+
+    ck_assert_int_eq(RAND_bytes(in, sizeof(in)), 1);
+    in[0] &= 0x7f;
+    ctx = EVP_PKEY_CTX_new_from_pkey(libctx, def, "provider=default");
+    ck_assert_int_eq(EVP_PKEY_decrypt_init(ctx), 1);
+    ck_assert_int_eq(EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_NO_PADDING), 1);
+    ck_assert_int_eq(EVP_PKEY_decrypt(ctx, expect, &len, in, sizeof(in)), 1);
+    EVP_PKEY_CTX_free(ctx);
+    memset(jobs, 0, sizeof(jobs));
+    jobs[0].g = tu_to_gpursa(libctx, def);
+    for (i = 0; i < 4; i++) {
+        jobs[i].g = jobs[0].g;
+        jobs[i].def = def;
+        jobs[i].in = in;
+        jobs[i].expect = gpursa_has_cipher ? expect : NULL;
+        jobs[i].len = sizeof(in);
+        ck_assert_int_eq(pthread_create(&tid[i], NULL, shared_key_worker, &jobs[i]), 0);
+    }
+    for (i = 0; i < 4; i++) {
+        ck_assert_int_eq(pthread_join(tid[i], NULL), 0);
+        ck_assert_int_eq(jobs[i].failures, 0);
+    }
+    EVP_PKEY_free(jobs[0].g);
+    EVP_PKEY_free(def);
+}
+END_TEST
+
 static int gpursa_has(int operation)
 {
     OSSL_LIB_CTX *ctx = tu_libctx();
@@ -686,7 +762,9 @@ static Suite *make_keymgmt_suite(void)
     else
         fprintf(stderr, "# gpursa has no RSA signature yet: multi-prime signing not tested\n");
     tcase_add_test(tc, test_private_key_without_crt_numbers);
-    if ((gpursa_has_cipher = gpursa_has(OSSL_OP_ASYM_CIPHER))) {
+    gpursa_has_cipher = gpursa_has(OSSL_OP_ASYM_CIPHER);
+    tcase_add_test(tc, test_one_key_shared_by_threads);
+    if (gpursa_has_cipher) {
         tcase_add_loop_test(tc, test_raw_private_op_matches_default, 0, nsizes);
         tcase_add_test(tc, test_raw_private_op_large_fixture_keys);
     }
