@@ -151,10 +151,26 @@ tls_start() {
     tls_fail "$TLS_SERVER did not start"
 }
 
+# tls_children PID: its child processes, from /proc (procps may be missing where the
+# benchmark runs).
+tls_children() {
+    local parent=$1 f line fields
+    for f in /proc/[0-9]*/stat; do
+        read -r line 2>/dev/null <"$f" || continue
+        # after "pid (comm) " come the state and the parent's pid
+        read -r -a fields <<<"${line##*) }"
+        if [ "${fields[1]:-}" = "$parent" ]; then
+            f=${f#/proc/}
+            echo "${f%/stat}"
+        fi
+    done
+    return 0
+}
+
 # The server's processes: HAProxy's one, or nginx's master and workers.
 tls_pids() {
     echo "$TLS_PID"
-    [ "$TLS_SERVER" = nginx ] && pgrep -P "$TLS_PID"
+    [ "$TLS_SERVER" = nginx ] && tls_children "$TLS_PID"
     return 0
 }
 
@@ -334,7 +350,7 @@ tls_load_start() {
 
 tls_load_stop() {
     if [ -n "$TLS_LOAD_PID" ]; then
-        pkill -P "$TLS_LOAD_PID" 2>/dev/null
+        kill $(tls_children "$TLS_LOAD_PID") 2>/dev/null
         kill "$TLS_LOAD_PID" 2>/dev/null
         wait "$TLS_LOAD_PID" 2>/dev/null
         TLS_LOAD_PID=""
