@@ -45,16 +45,19 @@
 #                         OUTDIR/mps) for the runs and stop it at the end: nginx's
 #                         worker processes then share the GPU concurrently
 set -u
+START=$(pwd)
 cd "$(dirname "$0")/.." || exit 1
 TOP=$(pwd)
+# paths given relative to where the script was started
+abspath() { case $1 in /*) echo "$1" ;; *) echo "$START/$1" ;; esac; }
 
 debs="" modules=${OPENSSL_MODULES:-$TOP/_build/provider/.libs}
 bits_list="2048 4096" tls_list="1.3 1.2" threads=16 clients=1024 client_threads=4
 duration=15 backend=cuda modes="default gpursa" servers=haproxy mps=0
 while [ $# -gt 1 ]; do
     case $1 in
-    --debs) debs=$2 ;;
-    --modules) modules=$2 ;;
+    --debs) debs=$(abspath "$2") ;;
+    --modules) modules=$(abspath "$2") ;;
     --bits) bits_list=$2 ;;
     --tls) tls_list=$2 ;;
     --threads) threads=$2 ;;
@@ -69,8 +72,8 @@ while [ $# -gt 1 ]; do
     esac
     shift 2
 done
-[ $# = 1 ] || { sed -n '2,/^set -u/{/^set -u/d;p}' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-OUT=$1
+[ $# = 1 ] || { sed -n '2,/^set -u/{/^set -u/d;p}' "$TOP/bench/tls-handshake.sh" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+OUT=$(abspath "$1")
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || exit 1
 LOG=$OUT/bench.log
 : >"$LOG"
