@@ -13,14 +13,6 @@
 #include "config.h"
 #include "provider/gpursa_prov.h"
 
-/*
- * The signature and asymmetric cipher tables live in rsa_sig.c and
- * rsa_enc.c. Weak references let the module build and load (keymgmt only)
- * while one of them is absent; once linked in, the real tables are used.
- */
-extern const OSSL_DISPATCH gpursa_rsa_signature_functions[] __attribute__((weak));
-extern const OSSL_DISPATCH gpursa_rsa_asym_cipher_functions[] __attribute__((weak));
-
 OSSL_provider_init_fn OSSL_provider_init;
 static OSSL_FUNC_provider_gettable_params_fn gpursa_gettable_params;
 static OSSL_FUNC_provider_get_params_fn gpursa_get_params;
@@ -135,9 +127,9 @@ static const OSSL_ALGORITHM *gpursa_query_operation(void *vctx, int operation_id
     case OSSL_OP_KEYMGMT:
         return gpursa_keymgmt;
     case OSSL_OP_SIGNATURE:
-        return gpursa_rsa_signature_functions != NULL ? gpursa_signature : NULL;
+        return gpursa_signature;
     case OSSL_OP_ASYM_CIPHER:
-        return gpursa_rsa_asym_cipher_functions != NULL ? gpursa_asym_cipher : NULL;
+        return gpursa_asym_cipher;
     }
     return NULL;
 }
