@@ -57,6 +57,30 @@ OSSL_LIB_CTX *sec_libctx(const char *backend, const char *const *extra_env)
     return libctx;
 }
 
+/*
+ * The providers are unloaded explicitly (each OSSL_PROVIDER_load took a
+ * reference): left to OSSL_LIB_CTX_free alone, once gpursa's fallback has
+ * run, gpursa is never torn down and the libctx leaks (test_libctx_free
+ * shows it; LeakSanitizer would fail every suite here on it).
+ */
+void sec_libctx_free(OSSL_LIB_CTX *libctx)
+{
+    OSSL_PROVIDER *prov;
+
+    if (libctx == NULL)
+        return;
+    /* OSSL_PROVIDER_load of a loaded provider returns it with one more reference */
+    if ((prov = OSSL_PROVIDER_load(libctx, "gpursa")) != NULL) {
+        OSSL_PROVIDER_unload(prov);
+        OSSL_PROVIDER_unload(prov);
+    }
+    if ((prov = OSSL_PROVIDER_load(libctx, "default")) != NULL) {
+        OSSL_PROVIDER_unload(prov);
+        OSSL_PROVIDER_unload(prov);
+    }
+    OSSL_LIB_CTX_free(libctx);
+}
+
 EVP_PKEY *sec_default_rsa(int bits)
 {
     static struct { int bits; EVP_PKEY *pkey; } cache[4];

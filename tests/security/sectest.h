@@ -17,6 +17,8 @@ const char *sec_backend(int i);
 /* A fresh libctx with default and gpursa (GPURSA_BACKEND=backend plus any
  * extra NAME=VALUE settings, NULL-terminated, for this load only). */
 OSSL_LIB_CTX *sec_libctx(const char *backend, const char *const *extra_env);
+/* Unloads gpursa and default, then frees the libctx. */
+void sec_libctx_free(OSSL_LIB_CTX *libctx);
 /* An RSA key from the default provider (cached per size in this process). */
 EVP_PKEY *sec_default_rsa(int bits);
 /* That key imported into gpursa's keymgmt in libctx. */

@@ -39,7 +39,7 @@ static void setup_backend(int i)
 static void teardown_backend(void)
 {
     EVP_PKEY_free(gkey);
-    OSSL_LIB_CTX_free(libctx);
+    sec_libctx_free(libctx);
     ERR_clear_error();
 }
 

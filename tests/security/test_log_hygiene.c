@@ -225,7 +225,7 @@ START_TEST(test_no_private_value_in_debug_logs)
         pthread_join(th[t], NULL);
     ERR_print_errors_fp(stderr);
     EVP_PKEY_free(w.gkey);
-    OSSL_LIB_CTX_free(w.libctx);        /* unload: the stats line */
+    sec_libctx_free(w.libctx);        /* unload: the stats line */
     unsetenv("GPURSA_STATS");
     fflush(stderr);
     ck_assert(dup2(saved, 2) == 2);
@@ -236,6 +236,8 @@ START_TEST(test_no_private_value_in_debug_logs)
     unlink(logpath);
     /* the capture works and debug logging is on: gpursa said something */
     ck_assert_msg(strstr(log, "gpursa") != NULL, "nothing logged at log_level 3 (%s)",
+                  sec_backend(_i));
+    ck_assert_msg(strstr(log, "gpursa: ops") != NULL, "no GPURSA_STATS line at unload (%s)",
                   sec_backend(_i));
     for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
         BIGNUM *bn = NULL;
