@@ -87,7 +87,7 @@ check() {
     dir=$out/$name
     say "$name: make check"
     if (cd "$dir" && env PATH="$dir/san-bin:$PATH" VALGRIND=gpursa-no-valgrind "$@" \
-            make -j"$jobs" check OPENSSL="$dir/san-bin/openssl" VALGRIND=gpursa-no-valgrind) \
+            make -k -j"$jobs" check OPENSSL="$dir/san-bin/openssl" VALGRIND=gpursa-no-valgrind) \
             >"$dir/check.log" 2>&1; then
         grep -h '^# \(TOTAL\|PASS\|SKIP\|FAIL\|ERROR\)' "$dir/check.log" | awk '{ s[$2] += $3 } END {
             printf "   total %d, pass %d, skip %d, fail %d, error %d\n", s["TOTAL:"], s["PASS:"],
@@ -113,7 +113,11 @@ for step in $steps; do
             cc=gcc rt=$(gcc -print-file-name=libasan.so)
         fi
         build asan $cc "$rt" --enable-sanitizers=address,undefined || { status=1; continue; }
-        check asan ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1" \
+        # No detect_stack_use_after_return: OpenSSL's ASYNC jobs switch stacks
+        # with swapcontext, and ASan's fake stacks then report false
+        # stack-use-after-return (the queue's async tests showed one).
+        # For whole leak stacks through libcrypto add fast_unwind_on_malloc=0.
+        check asan ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:halt_on_error=1:strict_string_checks=1:check_initialization_order=1" \
             UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" CK_TIMEOUT_MULTIPLIER=4 || status=1
         ;;
     tsan)
