@@ -10,9 +10,9 @@
 #   summary.txt    machine (GPU, driver, CPU, OpenSSL, commit), test result,
 #                  instruction counts, memory, and the table printed last
 #   tests.log      the Check suite (TAP), GPURSA_TEST_BACKEND=cuda
-#   sass.txt       SASS instruction mix of the multiplication routines
-#   sass_mul.txt   the SASS of one Montgomery multiplication (IMAD, sm_90)
+#   sass_2048.txt.gz  cuobjdump -sass of the RSA-2048 kernels (every arch)
 #   bench.csv      one row per (size, variant, batch); bench.log all output
+#   bench_chains.csv  (full) the FAST kernels with carry-chain arithmetic
 #   batch.png      throughput against batch size (python3 + matplotlib if present)
 #
 # The GPU machine may lack Check, GMP headers and libtool: build on another
@@ -31,7 +31,8 @@ mode=${2:-quick}
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${GPURSA_BUILD:-$top/_devbuild}
 carry=${GPURSA_CARRY:-$top/_devcarry}
-secs=${GPURSA_BENCH_SECONDS:-1}
+secs=${GPURSA_BENCH_SECONDS:-}
+[ -n "$secs" ] || { [ "$mode" = full ] && secs=0.5 || secs=1; }
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export LD_LIBRARY_PATH="$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -62,7 +63,8 @@ rc_tests=0
 t="$build/tests/gpu/test_gpu_rsa"
 if [ -x "$t" ]; then
     # CUDA is initialised inside the test process: no fork after it (DESIGN.md).
-    GPURSA_TEST_BACKEND=cuda CK_FORK=no CK_TAP_LOG_FILE_NAME=- CK_DEFAULT_TIMEOUT=600 \
+    # the rsa_op suite is host arithmetic (CI runs it); the backend suite is the GPU one
+    GPURSA_TEST_BACKEND=cuda CK_RUN_SUITE=gpu_backend CK_FORK=no CK_TAP_LOG_FILE_NAME=- CK_DEFAULT_TIMEOUT=600 \
         timeout 300 "$t" > "$out/tests.log" 2>&1
     rc_tests=$?
     pass=$(grep -c '^ok' "$out/tests.log")
@@ -75,43 +77,35 @@ else
 fi
 [ "$mode" = tests ] && exit $rc_tests
 
-# ---- machine code: instruction mix of the multiplication routines -------------------
+# ---- machine code: the SASS of the RSA-2048 kernels (sm_90) ---------------------------
+# counted afterwards (bench/RESULTS.md: instructions per Montgomery multiplication)
 if command -v cuobjdump >/dev/null 2>&1; then
-    obj="$build/gpu/.libs/kernels_2048.o"
-    cuobjdump -sass -arch sm_90 "$obj" 2>/dev/null | awk '
-        /Function :/ { fn = $3; next }
-        /^[ \t]+\/\*[0-9a-f]+\*\// {
-            if (fn !~ /fx_(mul|sqr)/) next
-            op = $2; if (op ~ /^@/) op = $3
-            sub(/;$/, "", op); split(op, parts, "."); base = parts[1]
-            n[fn]++; c[fn "," base]++
-        }
-        END {
-            for (k in c) { split(k, kk, ","); printf "%s %s %d\n", kk[1], kk[2], c[k] }
-            for (f in n) printf "%s TOTAL %d\n", f, n[f]
-        }' | sort > "$out/sass.txt"
-    cuobjdump -sass -arch sm_90 "$obj" 2>/dev/null | awk '
-        /Function :/ { show = ($3 ~ /fx_mulILi32ELi1E/) }
-        show' | head -6000 > "$out/sass_mul.txt"
-    say "sass (sm_90, RSA-2048 halves): instructions per Montgomery multiplication routine"
-    grep -E ' (TOTAL|IMAD|XMAD|LDL|LD|STL|ST|IADD3|LOP3|PRMT) ' "$out/sass.txt" | \
-        sed 's/_ZN[0-9A-Za-z_]*gpursa_/gpursa_/' | tee -a "$summary" | head -40 >/dev/null
+    cuobjdump -sass "$build/gpu/.libs/kernels_2048.o" 2>&1 | gzip -9 > "$out/sass_2048.txt.gz"
+    say "sass: $(gzip -dc "$out/sass_2048.txt.gz" | grep -c 'Function :') functions dumped"
 fi
 
 # ---- benchmarks ---------------------------------------------------------------------
 bench="$build/bench/gpursa-bench"
 csv="$out/bench.csv"
 rm -f "$csv"
-run_bench() {
+run_bench_to() {
+    to=$1; shift
     echo "+ gpursa-bench $*" >> "$out/bench.log"
-    timeout 400 "$bench" --backend cuda --csv "$csv" "$@" >> "$out/bench.log" 2>&1
+    timeout 400 "$bench" --backend cuda --csv "$to" "$@" >> "$out/bench.log" 2>&1
     echo "rc=$?" >> "$out/bench.log"
 }
+run_bench() { run_bench_to "$csv" "$@"; }
 case $mode in
 full)
     run_bench --bits 2048 --variant all --sweep --max-batch 1048576 --seconds "$secs"
-    run_bench --bits 1024,3072,4096 --variant all --sweep --max-batch 262144 --seconds "$secs"
-    run_bench --bits 3072,4096 --variant fast,imad --batch 1048576 --seconds 2 --no-cpu
+    # the FAST kernels with carry chains instead of 64-bit products, for comparison
+    rm -f "$out/bench_chains.csv"
+    echo "+ GPURSA_CUDA_FAST_CHAINS=1" >> "$out/bench.log"
+    GPURSA_CUDA_FAST_CHAINS=1 run_bench_to "$out/bench_chains.csv" --bits 2048 --variant fast \
+        --sweep --max-batch 1048576 --seconds "$secs" --no-cpu
+    run_bench --bits 1024 --variant all --sweep --max-batch 1048576 --seconds "$secs"
+    run_bench --bits 3072,4096 --variant imad,fast --sweep --max-batch 131072 --seconds "$secs"
+    run_bench --bits 3072,4096 --variant xmad --sweep --max-batch 32768 --seconds "$secs" --no-cpu
     ;;
 *)
     run_bench --bits 2048 --variant all --sweep --max-batch 262144 --seconds "$secs"
@@ -141,7 +135,7 @@ elif command -v gnuplot >/dev/null 2>&1; then
 fi
 
 # ---- summary: the best rate per size and variant, the knee, the CPU ------------------------
-awk -F, 'NR > 1 {
+awk -F, 'NR > 1 && $1 != "date" {
     key = $5 " " $4
     if ($10 > best[key]) { best[key] = $10; bb[key] = $6; kms[key] = $11 }
     rate[key, $6] = $10; kt[key, $6] = $11; sizes[key] = sizes[key] " " $6

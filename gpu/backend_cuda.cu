@@ -28,7 +28,8 @@
 
 struct gpursa_gpu_device {
     int index;
-    gpursa_variant variant;
+    gpursa_variant variant;                  /* asked for, or the 2048-bit choice of AUTO */
+    gpursa_variant by_size[4];               /* per modulus size (1024, 2048, 3072, 4096) */
     int cc_major, cc_minor;
     int sm_count;
     int lost;                                /* set by any sticky CUDA error (atomic) */
@@ -64,6 +65,7 @@ struct gpursa_gpu_batch {
     gpursa_gpu_item *items;                  /* the submitted batch, until wait */
     size_t count;
     int submitted;                           /* 1 between submit and wait */
+    int done;                                /* 1 after wait: poll answers finished */
     int failed;                              /* an error since submit: no item is OK */
     double t_kernel, t_in, t_out;
 };
@@ -164,15 +166,22 @@ static int gpursa_cuda_has(int bits, gpursa_variant v)
     return gpursa_cuda_kernel_regs(bits, v) > 0;
 }
 
-/* The variant a device runs when the caller leaves it to us: the two-pass
- * algorithm where the multiplier is 16 bits wide (before sm_70), the fast
- * variant on Hopper where it measured fastest (bench/RESULTS.md), the row
- * oriented carry chains elsewhere. */
-static gpursa_variant gpursa_cuda_auto_variant(int major)
+static int gpursa_cuda_size_index(int bits)
+{
+    return bits == 1024 ? 0 : bits == 2048 ? 1 : bits == 3072 ? 2 : 3;
+}
+
+/* The variant a device runs for one modulus size when the caller leaves it
+ * to us: the two-pass algorithm where the multiplier is 16 bits wide (before
+ * sm_70); on Hopper what measured fastest there (bench/RESULTS.md): two
+ * lanes per item for the halves of up to 32 limbs, where it also reaches its
+ * peak with half the batch, one thread per item above; the row-oriented
+ * carry chains elsewhere. */
+static gpursa_variant gpursa_cuda_auto_variant(int major, int bits)
 {
     if (major < 7)
         return GPURSA_VARIANT_XMAD;
-    if (major >= 9 && gpursa_cuda_has(2048, GPURSA_VARIANT_FAST))
+    if (major >= 9 && bits <= 2048 && gpursa_cuda_has(bits, GPURSA_VARIANT_FAST))
         return GPURSA_VARIANT_FAST;
     return GPURSA_VARIANT_IMAD;
 }
@@ -217,14 +226,26 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
         free(dev);
         return rc;
     }
-    dev->variant = variant == GPURSA_VARIANT_AUTO ? gpursa_cuda_auto_variant(prop.major) : variant;
+    {
+        static const int sizes[4] = {1024, 2048, 3072, 4096};
+        int i;
+        for (i = 0; i < 4; i++)
+            dev->by_size[i] = variant == GPURSA_VARIANT_AUTO
+                                  ? gpursa_cuda_auto_variant(prop.major, sizes[i]) : variant;
+    }
+    dev->variant = dev->by_size[1];
     if (!gpursa_cuda_has(2048, dev->variant) && !gpursa_cuda_has(1024, dev->variant)) {
         free(dev);                            /* no kernel image for this device */
         return GPURSA_GPU_ERR_UNSUPPORTED;
     }
-    snprintf(dev->desc, sizeof(dev->desc), "cuda:%d %s (sm_%d%d, %d SMs, %.0f MiB), variant %s, %d registers (RSA-2048)",
+    snprintf(dev->desc, sizeof(dev->desc),
+             "cuda:%d %s (sm_%d%d, %d SMs, %.0f MiB), variant %s/%s/%s/%s for 1024/2048/3072/4096%s, "
+             "%d registers (RSA-2048)",
              index, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
-             prop.totalGlobalMem / 1048576.0, gpursa_variant_name(dev->variant),
+             prop.totalGlobalMem / 1048576.0, gpursa_variant_name(dev->by_size[0]),
+             gpursa_variant_name(dev->by_size[1]), gpursa_variant_name(dev->by_size[2]),
+             gpursa_variant_name(dev->by_size[3]),
+             gpursa_cuda_fast_chains() ? " (fast: carry chains)" : "",
              gpursa_cuda_kernel_regs(2048, dev->variant));
     *out = dev;
     return GPURSA_GPU_OK;
@@ -258,7 +279,7 @@ static int gpursa_cuda_key_upload(gpursa_gpu_device *dev, const gpursa_rsa_key_m
     bits = gpursa_gpu_key_supported(km);
     if (bits == 0)
         return GPURSA_GPU_ERR_UNSUPPORTED;
-    if (!gpursa_cuda_has(bits, dev->variant))
+    if (!gpursa_cuda_has(bits, dev->by_size[gpursa_cuda_size_index(bits)]))
         return GPURSA_GPU_ERR_UNSUPPORTED;
     /* Host-side precomputation (limbs, Montgomery constants) once per key;
      * the kernels read the gpursa_rsa_keydata as it is. */
@@ -373,7 +394,7 @@ static int gpursa_cuda_batch_new(gpursa_gpu_device *dev, int modulus_bits, size_
         return GPURSA_GPU_ERR_UNSUPPORTED;
     if ((rc = gpursa_cuda_enter(dev)) != GPURSA_GPU_OK)
         return rc;
-    if (!gpursa_cuda_has(modulus_bits, dev->variant))
+    if (!gpursa_cuda_has(modulus_bits, dev->by_size[gpursa_cuda_size_index(modulus_bits)]))
         return GPURSA_GPU_ERR_UNSUPPORTED;
     b = (gpursa_gpu_batch *)calloc(1, sizeof(*b));
     if (b == NULL)
@@ -479,11 +500,12 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
         a.status = b->d_status;
         a.count = (uint32_t)n;
         a.stride = (uint32_t)stride;
+        gpursa_variant v = dev->by_size[gpursa_cuda_size_index(b->bits)];
         switch (b->bits) {
-        case 1024: e = gpursa_cuda_launch_1024(dev->variant, &a, b->stream); break;
-        case 2048: e = gpursa_cuda_launch_2048(dev->variant, &a, b->stream); break;
-        case 3072: e = gpursa_cuda_launch_3072(dev->variant, &a, b->stream); break;
-        default:   e = gpursa_cuda_launch_4096(dev->variant, &a, b->stream); break;
+        case 1024: e = gpursa_cuda_launch_1024(v, &a, b->stream); break;
+        case 2048: e = gpursa_cuda_launch_2048(v, &a, b->stream); break;
+        case 3072: e = gpursa_cuda_launch_3072(v, &a, b->stream); break;
+        default:   e = gpursa_cuda_launch_4096(v, &a, b->stream); break;
         }
     }
     if (e == cudaSuccess)
@@ -513,6 +535,7 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
     b->items = items;
     b->count = n;
     b->submitted = 1;
+    b->done = 0;
     b->failed = 0;
     return GPURSA_GPU_OK;
 fail:
@@ -525,8 +548,10 @@ static int gpursa_cuda_batch_poll(gpursa_gpu_batch *b)
 {
     cudaError_t e;
 
-    if (b == NULL || !b->submitted)
+    if (b == NULL)
         return GPURSA_GPU_ERR_INVALID;
+    if (!b->submitted)
+        return b->done ? 1 : GPURSA_GPU_ERR_INVALID;
     if (__atomic_load_n(&b->dev->lost, __ATOMIC_ACQUIRE))
         return GPURSA_GPU_ERR_LOST;
     e = cudaEventQuery(b->ev_done);
@@ -592,6 +617,7 @@ static int gpursa_cuda_batch_wait(gpursa_gpu_batch *b)
     memset(b->h_in, 0, 3 * nb * n);
     memset(b->h_out, 0, nb * n);
     b->submitted = 0;
+    b->done = 1;
     b->items = NULL;
     b->count = 0;
     return rc;

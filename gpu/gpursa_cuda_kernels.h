@@ -52,4 +52,9 @@ int gpursa_cuda_regs_3072(gpursa_variant v);
 int gpursa_cuda_regs_4096(gpursa_variant v);
 int gpursa_cuda_kernel_regs(int bits, gpursa_variant v);
 
+/* Experiment switch: GPURSA_CUDA_FAST_CHAINS=1 runs the FAST (two lanes per
+ * item) kernels with the carry-chain arithmetic instead of the 64-bit
+ * product form, to compare the two in one binary. */
+int gpursa_cuda_fast_chains(void);
+
 #endif /* GPURSA_CUDA_KERNELS_H */

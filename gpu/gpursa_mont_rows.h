@@ -181,4 +181,137 @@ GPURSA_HD void gpursa_rows_mp_mul(uint32_t *r, const uint32_t *a, const uint32_t
         r[n + j] = acc[j];
 }
 
+/* ------------------------------------------------------------------------
+ * 64-bit product formulation ("wide"): each limb product is one
+ * mul.wide.u32 (a 32x32->64 multiply-add, IMAD.WIDE on sm_70+) plus 64-bit
+ * additions, instead of a lo and a hi multiply-add in carry chains. On GPUs
+ * whose carry-chain multiply-adds issue at half rate the wide form moves the
+ * additions to the integer ALU pipe. t = a*b + c + d never overflows 64 bits
+ * for 32-bit a, b, c, d. Loops carry GPURSA_UNROLL: for halves up to 32
+ * limbs the caller unrolls, rows stay rolled above (GPURSA_WIDE_ROWS).
+ * ---------------------------------------------------------------------- */
+
+/* r = a * b / R mod m, CIOS */
+GPURSA_HD void gpursa_wide_mont_mul(uint32_t *r, const uint32_t *a, const uint32_t *b,
+                                    const uint32_t *m, uint32_t m0inv, int n)
+{
+    uint32_t acc[GPURSA_MONT_MAX_LIMBS + 2];
+    gpursa_mp_zero(acc, n + 2);
+    GPURSA_UNROLL
+    for (int i = 0; i < n; i++) {
+        uint64_t c = 0;
+        uint32_t bi = b[i], q;
+        GPURSA_UNROLL
+        for (int j = 0; j < n; j++) {
+            c = (uint64_t)a[j] * bi + acc[j] + (c >> 32);
+            acc[j] = (uint32_t)c;
+        }
+        c = (uint64_t)acc[n] + (c >> 32);
+        acc[n] = (uint32_t)c;
+        acc[n + 1] = (uint32_t)(c >> 32);
+        q = acc[0] * m0inv;
+        c = (uint64_t)q * m[0] + acc[0];              /* low word becomes 0 */
+        GPURSA_UNROLL
+        for (int j = 1; j < n; j++) {
+            c = (uint64_t)q * m[j] + acc[j] + (c >> 32);
+            acc[j - 1] = (uint32_t)c;
+        }
+        c = (uint64_t)acc[n] + (c >> 32);
+        acc[n - 1] = (uint32_t)c;
+        acc[n] = acc[n + 1] + (uint32_t)(c >> 32);
+    }
+    gpursa_mont_final_sub(r, acc, acc[n], m, n);
+}
+
+/* r[2n] = a * a: off-diagonal products once, doubled by a shift, plus the squares */
+GPURSA_HD void gpursa_wide_mp_sqr(uint32_t *r, const uint32_t *a, int n)
+{
+    uint64_t c;
+    gpursa_mp_zero(r, 2 * n);
+    GPURSA_UNROLL
+    for (int i = 0; i < n - 1; i++) {
+        c = 0;
+        GPURSA_UNROLL
+        for (int j = i + 1; j < n; j++) {
+            c = (uint64_t)a[j] * a[i] + r[i + j] + (c >> 32);
+            r[i + j] = (uint32_t)c;
+        }
+        r[i + n] = (uint32_t)(c >> 32);
+    }
+    r[2 * n - 1] = r[2 * n - 2] >> 31;
+    GPURSA_UNROLL
+    for (int k = 2 * n - 2; k > 0; k--)
+        r[k] = (r[k] << 1) | (r[k - 1] >> 31);
+    r[0] <<= 1;
+    c = 0;
+    GPURSA_UNROLL
+    for (int i = 0; i < n; i++) {
+        c = (uint64_t)a[i] * a[i] + r[2 * i] + (c >> 32);
+        r[2 * i] = (uint32_t)c;
+        c = (uint64_t)r[2 * i + 1] + (c >> 32);
+        r[2 * i + 1] = (uint32_t)c;
+    }
+}
+
+/* r = t / R mod m for t[2n] < m R (t destroyed) */
+GPURSA_HD void gpursa_wide_mont_redc(uint32_t *r, uint32_t *t, const uint32_t *m, uint32_t m0inv,
+                                     int n)
+{
+    uint32_t pend = 0;
+    GPURSA_UNROLL
+    for (int i = 0; i < n; i++) {
+        uint32_t q = t[i] * m0inv;
+        uint64_t c = (uint64_t)q * m[0] + t[i];
+        GPURSA_UNROLL
+        for (int j = 1; j < n; j++) {
+            c = (uint64_t)q * m[j] + t[i + j] + (c >> 32);
+            t[i + j] = (uint32_t)c;
+        }
+        c = (uint64_t)t[i + n] + (c >> 32) + pend;
+        t[i + n] = (uint32_t)c;
+        pend = (uint32_t)(c >> 32);
+    }
+    gpursa_mont_final_sub(r, t + n, pend, m, n);
+}
+
+GPURSA_HD void gpursa_wide_mont_sqr(uint32_t *r, const uint32_t *a, const uint32_t *m,
+                                    uint32_t m0inv, int n)
+{
+    uint32_t t[2 * GPURSA_MONT_MAX_LIMBS];
+    gpursa_wide_mp_sqr(t, a, n);
+    gpursa_wide_mont_redc(r, t, m, m0inv, n);
+}
+
+/* the CIOS above with the row loop rolled (large halves; b from memory) */
+GPURSA_HD void gpursa_wide_rows_mont_mul(uint32_t *r, const uint32_t *a, const uint32_t *b,
+                                         const uint32_t *m, uint32_t m0inv, int n)
+{
+    uint32_t acc[GPURSA_MONT_MAX_LIMBS + 2];
+    gpursa_mp_zero(acc, n + 2);
+    GPURSA_ROLL
+    for (int i = 0; i < n; i++) {
+        uint64_t c = 0;
+        uint32_t bi = b[i], q;
+        GPURSA_UNROLL
+        for (int j = 0; j < n; j++) {
+            c = (uint64_t)a[j] * bi + acc[j] + (c >> 32);
+            acc[j] = (uint32_t)c;
+        }
+        c = (uint64_t)acc[n] + (c >> 32);
+        acc[n] = (uint32_t)c;
+        acc[n + 1] = (uint32_t)(c >> 32);
+        q = acc[0] * m0inv;
+        c = (uint64_t)q * m[0] + acc[0];
+        GPURSA_UNROLL
+        for (int j = 1; j < n; j++) {
+            c = (uint64_t)q * m[j] + acc[j] + (c >> 32);
+            acc[j - 1] = (uint32_t)c;
+        }
+        c = (uint64_t)acc[n] + (c >> 32);
+        acc[n - 1] = (uint32_t)c;
+        acc[n] = acc[n + 1] + (uint32_t)(c >> 32);
+    }
+    gpursa_mont_final_sub(r, acc, acc[n], m, n);
+}
+
 #endif /* GPURSA_MONT_ROWS_H */

@@ -9,6 +9,7 @@
  * so the byte-string side is read (or written) contiguously.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include "gpu/gpursa_cuda_kernels.h"
 
 static __global__ void gpursa_pack_kernel(const unsigned char *__restrict__ bytes, size_t pitch,
@@ -84,4 +85,14 @@ int gpursa_cuda_kernel_regs(int bits, gpursa_variant v)
     case 4096: return gpursa_cuda_regs_4096(v);
     default: return 0;
     }
+}
+
+int gpursa_cuda_fast_chains(void)
+{
+    static int v = -1;                        /* read once; a race writes the same value */
+    if (v < 0) {
+        const char *e = getenv("GPURSA_CUDA_FAST_CHAINS");
+        v = e != NULL && e[0] == '1';
+    }
+    return v;
 }

@@ -56,7 +56,8 @@
 /* IMAD on halves up to 32 limbs uses gpursa_mont.h fully unrolled; larger
  * halves and the 16-bit variant the rolled row loop of gpursa_mont_rows.h
  * (code size: the unrolled two-pass multiplication at 32 limbs alone kept
- * ptxas busy for more than 15 minutes per architecture). */
+ * ptxas busy for more than 15 minutes per architecture). V == FAST selects
+ * the 64-bit product ("wide") form of the IMAD arithmetic, gpursa_mont_rows.h. */
 #define GPURSA_FX_ROWS(H, V) ((H) > 32 || (V) == GPURSA_VARIANT_XMAD)
 
 template <int H>
@@ -83,7 +84,11 @@ static __device__ __noinline__ void gpursa_fx_mul(uint32_t *r, const uint32_t *a
     uint32_t ra[H], rm[H], rr[H];
     gpursa_fx_load<H>(ra, a);
     gpursa_fx_load<H>(rm, m);
-    if constexpr (GPURSA_FX_ROWS(H, V))
+    if constexpr (V == GPURSA_VARIANT_FAST && H > 32)
+        gpursa_wide_rows_mont_mul(rr, ra, b, rm, m0inv, H);
+    else if constexpr (V == GPURSA_VARIANT_FAST)
+        gpursa_wide_mont_mul(rr, ra, b, rm, m0inv, H);
+    else if constexpr (GPURSA_FX_ROWS(H, V))
         gpursa_rows_mont_mul(rr, ra, b, rm, m0inv, H, V);
     else
         gpursa_mont_mul(rr, ra, b, rm, m0inv, H, V);
@@ -98,7 +103,11 @@ static __device__ __noinline__ void gpursa_fx_sqr(uint32_t *r, const uint32_t *a
     uint32_t ra[H], rm[H], rr[H];
     gpursa_fx_load<H>(ra, a);
     gpursa_fx_load<H>(rm, m);
-    if constexpr (GPURSA_FX_ROWS(H, V))
+    if constexpr (V == GPURSA_VARIANT_FAST && H > 32)
+        gpursa_wide_rows_mont_mul(rr, ra, a, rm, m0inv, H);
+    else if constexpr (V == GPURSA_VARIANT_FAST)
+        gpursa_wide_mont_sqr(rr, ra, rm, m0inv, H);
+    else if constexpr (GPURSA_FX_ROWS(H, V))
         gpursa_rows_mont_mul(rr, ra, a, rm, m0inv, H, V);   /* rows: a * a, b from memory */
     else
         gpursa_mont_sqr(rr, ra, rm, m0inv, H, V);
@@ -114,6 +123,10 @@ static __device__ __noinline__ void gpursa_fx_redc(uint32_t *r, const uint32_t *
     gpursa_fx_load<H>(rm, m);
     if constexpr (GPURSA_FX_ROWS(H, V)) {
         gpursa_rows_mont_redc(rr, x, rm, m0inv, H, V);
+    } else if constexpr (V == GPURSA_VARIANT_FAST) {
+        uint32_t t[2 * H];
+        gpursa_fx_load<2 * H>(t, x);
+        gpursa_wide_mont_redc(rr, t, rm, m0inv, H);
     } else {
         uint32_t t[2 * H];
         gpursa_fx_load<2 * H>(t, x);
@@ -509,7 +522,10 @@ static int gpursa_fx_regs(void)
         switch (v) {                                                                        \
         case GPURSA_VARIANT_IMAD: return gpursa_fx_launch<BITS / 64, GPURSA_VARIANT_IMAD, 1>(a, s); \
         case GPURSA_VARIANT_XMAD: return gpursa_fx_launch<BITS / 64, GPURSA_VARIANT_XMAD, 1>(a, s); \
-        case GPURSA_VARIANT_FAST: return gpursa_fx_launch<BITS / 64, GPURSA_VARIANT_IMAD, 2>(a, s); \
+        case GPURSA_VARIANT_FAST:                                                           \
+            if (gpursa_cuda_fast_chains())                                                  \
+                return gpursa_fx_launch<BITS / 64, GPURSA_VARIANT_IMAD, 2>(a, s);           \
+            return gpursa_fx_launch<BITS / 64, GPURSA_VARIANT_FAST, 2>(a, s);               \
         default: return cudaErrorInvalidValue;                                              \
         }                                                                                   \
     }                                                                                       \
@@ -518,7 +534,7 @@ static int gpursa_fx_regs(void)
         switch (v) {                                                                        \
         case GPURSA_VARIANT_IMAD: return gpursa_fx_regs<BITS / 64, GPURSA_VARIANT_IMAD, 1>(); \
         case GPURSA_VARIANT_XMAD: return gpursa_fx_regs<BITS / 64, GPURSA_VARIANT_XMAD, 1>(); \
-        case GPURSA_VARIANT_FAST: return gpursa_fx_regs<BITS / 64, GPURSA_VARIANT_IMAD, 2>(); \
+        case GPURSA_VARIANT_FAST: return gpursa_fx_regs<BITS / 64, GPURSA_VARIANT_FAST, 2>(); \
         default: return 0;                                                                  \
         }                                                                                   \
     }
