@@ -21,13 +21,11 @@
 #include <openssl/rsa.h>
 #include "gpursa_prov.h"
 #include "rsa_dec_pad.h"
+#include "rsa_params.h"
 
 /* Added in OpenSSL 3.2; 3.0 headers lack it but the name is the standard one. */
 #ifndef OSSL_ASYM_CIPHER_PARAM_IMPLICIT_REJECTION
 # define OSSL_ASYM_CIPHER_PARAM_IMPLICIT_REJECTION "implicit-rejection"
-#endif
-#ifndef OSSL_PKEY_RSA_PAD_MODE_OAEP
-# define OSSL_PKEY_RSA_PAD_MODE_OAEP "oaep"
 #endif
 #define ENC_NAME_SIZE 50        /* OSSL_MAX_NAME_SIZE in OpenSSL's sources */
 #define ENC_PROPS_SIZE 256      /* OSSL_MAX_PROPQUERY_SIZE */
@@ -43,15 +41,6 @@ static OSSL_FUNC_asym_cipher_get_ctx_params_fn enc_get_ctx_params;
 static OSSL_FUNC_asym_cipher_gettable_ctx_params_fn enc_gettable_ctx_params;
 static OSSL_FUNC_asym_cipher_set_ctx_params_fn enc_set_ctx_params;
 static OSSL_FUNC_asym_cipher_settable_ctx_params_fn enc_settable_ctx_params;
-
-static const OSSL_ITEM enc_pad_names[] = {
-    { RSA_PKCS1_PADDING, OSSL_PKEY_RSA_PAD_MODE_PKCSV15 },
-    { RSA_NO_PADDING, OSSL_PKEY_RSA_PAD_MODE_NONE },
-    { RSA_PKCS1_OAEP_PADDING, OSSL_PKEY_RSA_PAD_MODE_OAEP },
-    { RSA_PKCS1_OAEP_PADDING, "oeap" },   /* OpenSSL's historical spelling */
-    { RSA_X931_PADDING, OSSL_PKEY_RSA_PAD_MODE_X931 },
-    { 0, NULL }
-};
 
 /* A digest in use, with the properties it was fetched with (forwarded to
  * the default provider for encryption). */
@@ -154,16 +143,10 @@ static void *enc_dupctx(void *vctx)
 static int enc_fetch_digest(GPURSA_ENC_CTX *ctx, ENC_DIGEST *out,
                             const char *name, const char *props)
 {
-    EVP_MD *md;
+    EVP_MD *md = gpursa_rsa_fetch_md(ctx->provctx, name, props, 0);
 
-    ERR_set_mark();
-    md = EVP_MD_fetch(ctx->provctx->libctx, name, props);
-    ERR_pop_to_mark();
-    if (md == NULL) {
-        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_DIGEST,
-                         "digest %s could not be fetched", name);
+    if (md == NULL)
         return 0;
-    }
     /* OAEP and MGF1 need a fixed-length hash. */
     if ((EVP_MD_get_flags(md) & EVP_MD_FLAG_XOF) != 0 || EVP_MD_get_size(md) <= 0) {
         GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_DIGEST,
@@ -440,21 +423,8 @@ static int enc_decrypt(void *vctx, unsigned char *out, size_t *outlen,
 
 static int enc_parse_pad_mode(GPURSA_ENC_CTX *ctx, const OSSL_PARAM *p, int *pad)
 {
-    size_t i;
-
-    if (p->data_type == OSSL_PARAM_INTEGER) {
-        if (!OSSL_PARAM_get_int(p, pad))
-            goto bad;
-    } else if (p->data_type == OSSL_PARAM_UTF8_STRING && p->data != NULL) {
-        for (i = 0; enc_pad_names[i].ptr != NULL; i++)
-            if (strcmp(p->data, enc_pad_names[i].ptr) == 0)
-                break;
-        if (enc_pad_names[i].ptr == NULL)
-            goto bad;
-        *pad = (int)enc_pad_names[i].id;
-    } else {
+    if (!gpursa_rsa_pad_mode_from_param(p, pad))
         goto bad;
-    }
     switch (*pad) {
     case RSA_PKCS1_PADDING:
     case RSA_NO_PADDING:
@@ -474,21 +444,6 @@ static int enc_parse_pad_mode(GPURSA_ENC_CTX *ctx, const OSSL_PARAM *p, int *pad
     return 0;
 }
 
-/* A name or property string parameter into |buf|; 1 found, 0 absent, -1 bad. */
-static int enc_get_string(GPURSA_ENC_CTX *ctx, const OSSL_PARAM params[],
-                          const char *key, char *buf, size_t size)
-{
-    const OSSL_PARAM *p = OSSL_PARAM_locate_const(params, key);
-
-    if (p == NULL)
-        return 0;
-    if (!OSSL_PARAM_get_utf8_string(p, &buf, size)) {
-        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_PARAMETER, "bad %s", key);
-        return -1;
-    }
-    return 1;
-}
-
 /* digest + digest-props, or mgf1-digest + mgf1-digest-props */
 static int enc_set_digest(GPURSA_ENC_CTX *ctx, const OSSL_PARAM params[],
                           const char *name_key, const char *props_key,
@@ -497,9 +452,9 @@ static int enc_set_digest(GPURSA_ENC_CTX *ctx, const OSSL_PARAM params[],
     char name[ENC_NAME_SIZE], props[ENC_PROPS_SIZE];
     int rn, rp;
 
-    if ((rn = enc_get_string(ctx, params, name_key, name, sizeof(name))) <= 0)
+    if ((rn = gpursa_rsa_string_param(ctx->provctx, params, name_key, name, sizeof(name))) <= 0)
         return rn == 0;
-    if ((rp = enc_get_string(ctx, params, props_key, props, sizeof(props))) < 0)
+    if ((rp = gpursa_rsa_string_param(ctx->provctx, params, props_key, props, sizeof(props))) < 0)
         return 0;
     return enc_fetch_digest(ctx, d, name, rp == 1 ? props : NULL);
 }
@@ -561,25 +516,13 @@ static int enc_get_ctx_params(void *vctx, OSSL_PARAM params[])
 {
     GPURSA_ENC_CTX *ctx = vctx;
     OSSL_PARAM *p;
-    size_t i;
 
     if (ctx == NULL)
         return 0;
-    if ((p = OSSL_PARAM_locate(params, OSSL_ASYM_CIPHER_PARAM_PAD_MODE)) != NULL) {
-        if (p->data_type == OSSL_PARAM_INTEGER) {
-            if (!OSSL_PARAM_set_int(p, ctx->pad_mode))
-                return 0;
-        } else {
-            const char *word = NULL;
-
-            for (i = 0; enc_pad_names[i].ptr != NULL && word == NULL; i++)
-                if ((int)enc_pad_names[i].id == ctx->pad_mode)
-                    word = enc_pad_names[i].ptr;
-            /* The TLS mode has no name: only the number can be read. */
-            if (word == NULL || !OSSL_PARAM_set_utf8_string(p, word))
-                return 0;
-        }
-    }
+    /* The TLS mode has no name: only the number can be read. */
+    if ((p = OSSL_PARAM_locate(params, OSSL_ASYM_CIPHER_PARAM_PAD_MODE)) != NULL
+        && !gpursa_rsa_pad_mode_to_param(p, ctx->pad_mode))
+        return 0;
     if ((p = OSSL_PARAM_locate(params, OSSL_ASYM_CIPHER_PARAM_OAEP_DIGEST)) != NULL
         && !OSSL_PARAM_set_utf8_string(p, ctx->oaep.md == NULL ? ""
                                        : EVP_MD_get0_name(ctx->oaep.md)))

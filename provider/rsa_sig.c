@@ -21,6 +21,7 @@
 #include <openssl/params.h>
 #include <openssl/rsa.h>
 #include "gpursa_prov.h"
+#include "rsa_params.h"
 #include "rsa_sig_pad.h"
 
 /* The digest PSS uses when none was chosen (as the default provider does). */
@@ -50,15 +51,6 @@ static OSSL_FUNC_signature_get_ctx_md_params_fn sig_get_ctx_md_params;
 static OSSL_FUNC_signature_gettable_ctx_md_params_fn sig_gettable_ctx_md_params;
 static OSSL_FUNC_signature_set_ctx_md_params_fn sig_set_ctx_md_params;
 static OSSL_FUNC_signature_settable_ctx_md_params_fn sig_settable_ctx_md_params;
-
-static const OSSL_ITEM sig_pad_names[] = {
-    { RSA_PKCS1_PADDING, OSSL_PKEY_RSA_PAD_MODE_PKCSV15 },
-    { RSA_NO_PADDING, OSSL_PKEY_RSA_PAD_MODE_NONE },
-    { RSA_X931_PADDING, OSSL_PKEY_RSA_PAD_MODE_X931 },
-    { RSA_PKCS1_PSS_PADDING, OSSL_PKEY_RSA_PAD_MODE_PSS },
-    { RSA_PKCS1_OAEP_PADDING, OSSL_PKEY_RSA_PAD_MODE_OAEP },
-    { 0, NULL }
-};
 
 /* A digest in use: the fetched method, our table entry, the name as given. */
 typedef struct {
@@ -184,15 +176,10 @@ static int sig_fetch_digest(GPURSA_SIG_CTX *ctx, SIG_DIGEST *out,
         GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_DIGEST, "digest name too long");
         return 0;
     }
-    ERR_set_mark();
-    md = EVP_MD_fetch(ctx->provctx->libctx, name, props != NULL ? props : ctx->propq);
-    if (md == NULL && props == NULL && ctx->propq != NULL)
-        md = EVP_MD_fetch(ctx->provctx->libctx, name, NULL);
-    ERR_pop_to_mark();
-    if (md == NULL) {
-        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_DIGEST, "digest %s could not be fetched", name);
+    md = gpursa_rsa_fetch_md(ctx->provctx, name, props != NULL ? props : ctx->propq,
+                             props == NULL && ctx->propq != NULL);
+    if (md == NULL)
         return 0;
-    }
     if ((out->smd = gpursa_sig_md_find(md)) == NULL) {
         GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_DIGEST,
                          "digest %s is not allowed for RSA signatures", name);
@@ -208,26 +195,8 @@ static int sig_fetch_digest(GPURSA_SIG_CTX *ctx, SIG_DIGEST *out,
 
 static int sig_parse_pad_mode(GPURSA_SIG_CTX *ctx, const OSSL_PARAM *p, int *pad)
 {
-    size_t i;
-
-    if (p->data_type == OSSL_PARAM_INTEGER) {
-        if (!OSSL_PARAM_get_int(p, pad))
-            goto bad;
-    } else if (p->data_type == OSSL_PARAM_UTF8_STRING) {
-        /* copied out: the caller's string need not be NUL-terminated */
-        char name[16], *pname = name;
-
-        if (!OSSL_PARAM_get_utf8_string(p, &pname, sizeof(name)))
-            goto bad;
-        for (i = 0; sig_pad_names[i].ptr != NULL; i++)
-            if (strcmp(name, sig_pad_names[i].ptr) == 0)
-                break;
-        if (sig_pad_names[i].ptr == NULL)
-            goto bad;
-        *pad = (int)sig_pad_names[i].id;
-    } else {
+    if (!gpursa_rsa_pad_mode_from_param(p, pad))
         goto bad;
-    }
     switch (*pad) {
     case RSA_PKCS1_PADDING:
     case RSA_NO_PADDING:
@@ -293,17 +262,10 @@ static int sig_parse_saltlen(GPURSA_SIG_CTX *ctx, const OSSL_PARAM *p, int *salt
 static int sig_get_string(GPURSA_SIG_CTX *ctx, const OSSL_PARAM params[],
                           const char *key, char *buf, size_t size, const char **out)
 {
-    const OSSL_PARAM *p = OSSL_PARAM_locate_const(params, key);
+    int r = gpursa_rsa_string_param(ctx->provctx, params, key, buf, size);
 
-    *out = NULL;
-    if (p == NULL)
-        return 1;
-    if (!OSSL_PARAM_get_utf8_string(p, &buf, size)) {
-        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_PARAMETER, "bad %s", key);
-        return 0;
-    }
-    *out = buf;
-    return 1;
+    *out = r == 1 ? buf : NULL;
+    return r >= 0;
 }
 
 /* Hands accepted parameters to the default provider's context as well, minus
@@ -493,26 +455,15 @@ static int sig_get_ctx_params(void *vctx, OSSL_PARAM *params)
 {
     GPURSA_SIG_CTX *ctx = vctx;
     OSSL_PARAM *p;
-    size_t i;
 
     if (ctx == NULL)
         return 0;
     if ((p = OSSL_PARAM_locate(params, OSSL_SIGNATURE_PARAM_ALGORITHM_ID)) != NULL
         && !sig_get_aid(ctx, p))
         return 0;
-    if ((p = OSSL_PARAM_locate(params, OSSL_SIGNATURE_PARAM_PAD_MODE)) != NULL) {
-        if (p->data_type == OSSL_PARAM_INTEGER) {
-            if (!OSSL_PARAM_set_int(p, ctx->pad_mode))
-                goto bad;
-        } else {
-            for (i = 0; sig_pad_names[i].ptr != NULL; i++)
-                if ((int)sig_pad_names[i].id == ctx->pad_mode)
-                    break;
-            if (sig_pad_names[i].ptr == NULL
-                || !OSSL_PARAM_set_utf8_string(p, sig_pad_names[i].ptr))
-                goto bad;
-        }
-    }
+    if ((p = OSSL_PARAM_locate(params, OSSL_SIGNATURE_PARAM_PAD_MODE)) != NULL
+        && !gpursa_rsa_pad_mode_to_param(p, ctx->pad_mode))
+        goto bad;
     if ((p = OSSL_PARAM_locate(params, OSSL_SIGNATURE_PARAM_DIGEST)) != NULL
         && !OSSL_PARAM_set_utf8_string(p, ctx->md.name))
         goto bad;

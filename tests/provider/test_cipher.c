@@ -679,14 +679,17 @@ END_TEST
 START_TEST(pad_mode_strings)
 {
     const TKEY *t = &keys[K2048];
-    static const struct { const char *name; int pad; } modes[] = {
-        { "pkcs1", RSA_PKCS1_PADDING }, { "none", RSA_NO_PADDING }, { "oaep", RSA_PKCS1_OAEP_PADDING },
+    /* "oeap" is OpenSSL's historical spelling; a mode reads back by its name */
+    static const struct { const char *name; int pad; const char *back; } modes[] = {
+        { "pkcs1", RSA_PKCS1_PADDING, "pkcs1" }, { "none", RSA_NO_PADDING, "none" },
+        { "oaep", RSA_PKCS1_OAEP_PADDING, "oaep" }, { "oeap", RSA_PKCS1_OAEP_PADDING, "oaep" },
     };
     size_t i;
 
     for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
         EVP_PKEY_CTX *ctx = op_ctx(t->g, GP, 1, NULL);
         OSSL_PARAM p[2];
+        char name[16] = "";
         int pad = -1;
 
         p[0] = OSSL_PARAM_construct_utf8_string(OSSL_ASYM_CIPHER_PARAM_PAD_MODE,
@@ -696,6 +699,9 @@ START_TEST(pad_mode_strings)
         p[0] = OSSL_PARAM_construct_int(OSSL_ASYM_CIPHER_PARAM_PAD_MODE, &pad);
         ck_assert_int_eq(EVP_PKEY_CTX_get_params(ctx, p), 1);
         ck_assert_int_eq(pad, modes[i].pad);
+        p[0] = OSSL_PARAM_construct_utf8_string(OSSL_ASYM_CIPHER_PARAM_PAD_MODE, name, sizeof(name));
+        ck_assert_int_eq(EVP_PKEY_CTX_get_params(ctx, p), 1);
+        ck_assert_str_eq(name, modes[i].back);
         EVP_PKEY_CTX_free(ctx);
     }
 }

@@ -813,6 +813,7 @@ START_TEST(test_bad_parameters_give_errors)
         { "pad x931", { PSTR("pad-mode", "x931"), OSSL_PARAM_END, OSSL_PARAM_END } },
         { "pad x931 int", { OSSL_PARAM_int("pad-mode", &x931), OSSL_PARAM_END, OSSL_PARAM_END } },
         { "pad oaep", { PSTR("pad-mode", "oaep"), OSSL_PARAM_END, OSSL_PARAM_END } },
+        { "pad oeap", { PSTR("pad-mode", "oeap"), OSSL_PARAM_END, OSSL_PARAM_END } },
         { "pad int 1234", { OSSL_PARAM_int("pad-mode", &ibad), OSSL_PARAM_END, OSSL_PARAM_END } },
         { "none with a digest", { PSTR("pad-mode", "none"), PSTR("digest", "SHA256"), OSSL_PARAM_END } },
         { "digest properties nobody has", { PSTR("digest", "SHA256"), PSTR("properties", "provider=nowhere"), OSSL_PARAM_END } },
