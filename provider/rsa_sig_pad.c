@@ -8,6 +8,7 @@
 #include <openssl/rand.h>
 #include <openssl/rsa.h>
 #include "gpursa_prov.h"
+#include "rsa_dec_pad.h"   /* gpursa_mgf1, shared with OAEP */
 #include "rsa_sig_pad.h"
 
 /* Object identifier contents (without tag and length); longest is 9 bytes. */
@@ -289,33 +290,18 @@ int gpursa_pss_saltlen(const GPURSA_PROV_CTX *provctx, int saltlen,
     return saltlen;
 }
 
-/* out ^= MGF1(seed, outlen) */
+/* out ^= MGF1(seed, outlen), through the MGF1 OAEP decoding uses */
 static int mgf1_xor(unsigned char *out, size_t outlen,
                     const unsigned char *seed, size_t seedlen,
                     const EVP_MD *md)
 {
-    EVP_MD_CTX *mctx = EVP_MD_CTX_new();
-    unsigned char block[EVP_MAX_MD_SIZE];
-    unsigned int blen;
-    uint32_t counter;
-    size_t done = 0, i;
-    int ok = mctx != NULL;
+    unsigned char *mask = OPENSSL_malloc(outlen);
+    size_t i;
+    int ok = mask != NULL && gpursa_mgf1(mask, outlen, seed, seedlen, md);
 
-    for (counter = 0; ok && done < outlen; counter++) {
-        unsigned char c[4] = { (unsigned char)(counter >> 24),
-                               (unsigned char)(counter >> 16),
-                               (unsigned char)(counter >> 8),
-                               (unsigned char)counter };
-
-        ok = EVP_DigestInit_ex2(mctx, md, NULL)
-             && EVP_DigestUpdate(mctx, seed, seedlen)
-             && EVP_DigestUpdate(mctx, c, sizeof(c))
-             && EVP_DigestFinal_ex(mctx, block, &blen);
-        for (i = 0; ok && i < blen && done < outlen; i++)
-            out[done++] ^= block[i];
-    }
-    OPENSSL_cleanse(block, sizeof(block));
-    EVP_MD_CTX_free(mctx);
+    for (i = 0; ok && i < outlen; i++)
+        out[i] ^= mask[i];
+    OPENSSL_clear_free(mask, outlen);
     return ok;
 }
 
