@@ -32,10 +32,7 @@
 static OSSL_LIB_CTX *libctx;
 
 /* One key per size in both providers, made once before Check forks. */
-typedef struct {
-    int bits;
-    EVP_PKEY *d, *g;
-} TKEY;
+typedef TU_KEY TKEY;
 
 enum { K2048, K3072, K4096, K1024, NKEYS };
 static TKEY keys[NKEYS] = { { 2048, NULL, NULL }, { 3072, NULL, NULL },
@@ -752,22 +749,5 @@ static Suite *make_cipher_suite(void)
 
 int main(void)
 {
-    SRunner *sr;
-    int failed, i;
-
-    libctx = tu_libctx();
-    for (i = 0; i < NKEYS; i++) {
-        keys[i].d = tu_default_rsa(libctx, keys[i].bits);
-        keys[i].g = tu_to_gpursa(libctx, keys[i].d);
-    }
-    sr = srunner_create(make_cipher_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    for (i = 0; i < NKEYS; i++) {
-        EVP_PKEY_free(keys[i].d);
-        EVP_PKEY_free(keys[i].g);
-    }
-    tu_libctx_free(libctx);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tu_run_with_keys(make_cipher_suite, CK_NORMAL, &libctx, keys, NKEYS, NULL);
 }

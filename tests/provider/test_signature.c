@@ -27,10 +27,7 @@
 static OSSL_LIB_CTX *libctx;
 
 /* One key per size in both providers, generated once before Check forks. */
-typedef struct {
-    int bits;
-    EVP_PKEY *d, *g;
-} TKEY;
+typedef TU_KEY TKEY;
 
 enum { K2048, K3072, K4096, K1024, K1025, K512, NKEYS };
 static TKEY keys[NKEYS] = {
@@ -1067,30 +1064,15 @@ static Suite *make_signature_suite(void)
     return s;
 }
 
+/* Quick runs leave out the main sizes past the first. */
+static int key_wanted(size_t i)
+{
+    return i < (size_t)nmain || i >= NMAIN;
+}
+
 int main(void)
 {
-    SRunner *sr;
-    size_t i;
-    int failed;
-
-    /* keys are made once here, before Check forks a process per test */
     if (getenv("GPURSA_TEST_QUICK") != NULL && strcmp(getenv("GPURSA_TEST_QUICK"), "1") == 0)
         nmain = 1;
-    libctx = tu_libctx();
-    for (i = 0; i < NKEYS; i++) {
-        if (i >= (size_t)nmain && i < NMAIN)
-            continue;
-        keys[i].d = tu_default_rsa(libctx, keys[i].bits);
-        keys[i].g = tu_to_gpursa(libctx, keys[i].d);
-    }
-    sr = srunner_create(make_signature_suite());
-    srunner_run_all(sr, CK_ENV);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    for (i = 0; i < NKEYS; i++) {
-        EVP_PKEY_free(keys[i].d);
-        EVP_PKEY_free(keys[i].g);
-    }
-    tu_libctx_free(libctx);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tu_run_with_keys(make_signature_suite, CK_ENV, &libctx, keys, NKEYS, key_wanted);
 }

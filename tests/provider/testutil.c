@@ -138,3 +138,32 @@ int tu_bn_param_eq(const OSSL_PARAM *a, const OSSL_PARAM *b, const char *name)
     BN_clear_free(y);
     return eq;
 }
+
+int tu_run_with_keys(Suite *(*make_suite)(void), enum print_output mode,
+                     OSSL_LIB_CTX **libctx, TU_KEY *keys, size_t nkeys,
+                     int (*want)(size_t i))
+{
+    SRunner *sr;
+    size_t i;
+    int failed;
+
+    *libctx = tu_libctx();
+    for (i = 0; i < nkeys; i++) {
+        if (want != NULL && !want(i))
+            continue;
+        keys[i].d = tu_default_rsa(*libctx, keys[i].bits);
+        keys[i].g = tu_to_gpursa(*libctx, keys[i].d);
+    }
+    sr = srunner_create(make_suite());
+    srunner_run_all(sr, mode);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    for (i = 0; i < nkeys; i++) {
+        EVP_PKEY_free(keys[i].d);
+        EVP_PKEY_free(keys[i].g);
+        keys[i].d = keys[i].g = NULL;
+    }
+    tu_libctx_free(*libctx);
+    *libctx = NULL;
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

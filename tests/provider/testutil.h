@@ -2,6 +2,8 @@
  * provider and the build-tree gpursa, and keys in either provider. */
 #ifndef GPURSA_TESTUTIL_H
 #define GPURSA_TESTUTIL_H
+#include <stddef.h>
+#include <check.h>
 #include <openssl/evp.h>
 #include <openssl/provider.h>
 #include <openssl/params.h>
@@ -20,6 +22,18 @@ const char *tu_provider_of(const EVP_PKEY *pkey);
 /* 1 if the error queue holds an error with this gpursa reason code
  * (GPURSA_R_*) whose reason string is gpursa's. Empties the queue. */
 int tu_gpursa_error(int reason);
+/* One RSA key of |bits| in both providers: |d| in default, |g| in gpursa. */
+typedef struct {
+    int bits;
+    EVP_PKEY *d, *g;
+} TU_KEY;
+/* The main() of a suite run on such keys: makes *libctx (tu_libctx) and each
+ * key of keys[] for which want(i) holds (all when |want| is NULL) before Check
+ * forks a process per test, runs make_suite() with output |mode|, frees it
+ * all. Returns the process exit status. */
+int tu_run_with_keys(Suite *(*make_suite)(void), enum print_output mode,
+                     OSSL_LIB_CTX **libctx, TU_KEY *keys, size_t nkeys,
+                     int (*want)(size_t i));
 /* 1 if the BIGNUM parameter |name| is equal in a and b (or absent in both). */
 int tu_bn_param_eq(const OSSL_PARAM *a, const OSSL_PARAM *b, const char *name);
 #endif
