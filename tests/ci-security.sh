@@ -16,7 +16,7 @@
 # usage: tests/ci-security.sh [asan] [tsan] [fuzz]      (default: all three)
 # environment: GPURSA_SEC_BUILDDIR (default _build-security in the source tree),
 #   JOBS (default nproc), FUZZ_SECONDS, FUZZ_JOBS (harnesses in parallel,
-#   default JOBS). Exit status: 0 all clean, 1 otherwise.
+#   above 1 runs all harnesses at once; default JOBS). Exit status: 0 clean, 1 not.
 #
 # Notes
 # - CUDA is left out of both trees (--without-cuda): nvcc code is not

@@ -10,7 +10,7 @@
 #   BUILD_FUZZ_DIR: tests/fuzz of a tree configured with CC=clang --enable-fuzzers
 #   SECONDS_EACH:   default 30
 #   environment: FUZZ_WORKDIR (default BUILD_FUZZ_DIR/fuzz-work), FUZZ_JOBS
-#   (parallel harnesses, default 1), FUZZ_ARGS (more libFuzzer options)
+#   (above 1: all harnesses at once; default 1, one after another), FUZZ_ARGS
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 bdir=${1:?usage: run-fuzzers.sh BUILD_FUZZ_DIR [SECONDS_EACH] [HARNESS...]}
