@@ -56,8 +56,14 @@
  * unit built for one size may define GPURSA_MONT_MAX_LIMBS smaller before
  * including this header.
  *
- * On the host the IMAD variant uses uint64_t products (fast); defining
- * GPURSA_MONT_EMULATE_DEVICE makes the host run the device carry-chain code
+ * Window: GPURSA_MONT_WINDOW = 4.  Measured on the host with callgrind
+ * (instructions per whole RSA op, w=4 vs w=5): 1024: 3.54M vs 3.65M,
+ * 2048: 21.09M vs 20.98M, 4096: 143.1M vs 139.4M -- a tie, and 4 halves the
+ * table a GPU thread has to keep (16 entries instead of 32).
+ *
+ * On the host the IMAD variant runs on 64-bit limbs (pairs of 32-bit limbs
+ * read in place, 128-bit products; GPURSA_MONT_NO_HOST64 turns it off);
+ * defining GPURSA_MONT_EMULATE_DEVICE makes the host run the device carry-chain code
  * with an emulated carry flag, so the host tests verify the device algorithm
  * instruction for instruction.  The XMAD variant always runs the chain code.
  */

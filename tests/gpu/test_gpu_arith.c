@@ -4,10 +4,11 @@
  * Montgomery reduction, multiplication and squaring, fixed-window and public
  * exponentiation, on edge-case and random operands and moduli.
  *
- * Built twice: test_gpu_arith (the host code paths) and
- * test_gpu_arith_chains (-DGPURSA_MONT_EMULATE_DEVICE: the device carry-
- * chain code with an emulated carry flag, so the algorithm the GPU runs is
- * checked here too).
+ * Built three times: test_gpu_arith (the host code paths, 64-bit limbs for
+ * IMAD), test_gpu_arith_host32 (-DGPURSA_MONT_NO_HOST64: the portable
+ * 32-bit host code) and test_gpu_arith_chains (-DGPURSA_MONT_EMULATE_DEVICE:
+ * the device carry-chain code with an emulated carry flag, so the algorithm
+ * the GPU runs is checked here too).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
