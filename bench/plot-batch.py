@@ -27,7 +27,7 @@ def main():
             series[key].append((int(row["batch"]), float(row["ops_per_s"])))
             if float(row["cpu_ops_per_s"]) > 0:
                 cpu[int(row["bits"])] = float(row["cpu_ops_per_s"])
-            device = row["device"].split(",")[0]
+            device = row["device"].split(" variant")[0].rstrip("; ")
     fig, ax = plt.subplots(figsize=(9, 6))
     for (bits, variant), pts in sorted(series.items()):
         pts.sort()
