@@ -293,6 +293,7 @@ import csv, os, sys
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 out = sys.argv[1]
 def rows(name):
     p = os.path.join(out, name)
@@ -304,9 +305,9 @@ if lat:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for q in ("p50", "p90", "p99", "p999"):
         ax.plot(x, [float(r[q + "_us"]) / 1000 for r in lat], marker="o", label=q)
-    ax.axhline(10, color="grey", linestyle="--", linewidth=1, label="10 ms (p99 target at 50 %)")
+    ax.axhline(10, color="grey", linestyle="--", linewidth=1, label="10 ms (p99 target at 50 % load)")
     ax.set_yscale("log")
-    ax.set_xlabel("offered load, % of peak (%.0f sign/s)" % (float(lat[0]["offered_ops_s"]) / float(lat[0]["load"])))
+    ax.set_xlabel("offered load, %% of peak (%.0f sign/s)" % (float(lat[0]["offered_ops_s"]) / float(lat[0]["load"])))
     ax.set_ylabel("sign latency, ms")
     ax.set_title("gpursa RSA-2048 sign latency against offered load (%s threads x %s jobs)" % (lat[0]["threads"], lat[0]["async_jobs"]), fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
@@ -321,11 +322,19 @@ if mw:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.plot(x, [float(r["achieved_ops_s"]) for r in mw], marker="o", color="C0", label="sign/s")
     ax.set_xscale("log")
+    ax.set_xticks(x)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel("max_wait_us")
     ax.set_ylabel("sign/s", color="C0")
+    ax.set_ylim(bottom=0)
     ax2 = ax.twinx()
-    ax2.plot(x, [float(r["p99_us"]) / 1000 for r in mw], marker="s", color="C3", label="p99 latency")
+    ax2.plot(x, [float(r["p99_us"]) / 1000 for r in mw], marker="s", color="C3", label="p99 latency, ms")
     ax2.set_ylabel("p99 latency, ms", color="C3")
+    ax2.set_ylim(bottom=0)
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, loc="lower right")
     ax.set_title("gpursa throughput against max_wait_us (closed loop, %s x %s in flight)" % (mw[0]["threads"], mw[0]["async_jobs"]), fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
