@@ -300,7 +300,10 @@ static void thread_record(lt_thread *th, lt_slot *s, int ok)
     th->free_idx[th->nfree++] = s->idx;
 }
 
-/* Wait for the paused job's fd: one-shot, re-armed after every pause. */
+/* Wait for the paused job's fd. Edge-triggered, registered once per fd: the
+ * provider writes the eventfd on every completion (each write is an edge)
+ * and drains it itself on resume, so no re-arming syscall per operation; an
+ * edge for a job that is not paused (a late signal) is ignored. */
 static void slot_arm(lt_thread *th, lt_slot *s)
 {
     OSSL_ASYNC_FD fds[4];
@@ -312,18 +315,18 @@ static void slot_arm(lt_thread *th, lt_slot *s)
         th->nofd_idx[th->nnofd++] = s->idx;
         return;
     }
+    if (fds[0] == s->fd)
+        return;
+    if (s->fd >= 0)
+        epoll_ctl(th->ep, EPOLL_CTL_DEL, s->fd, NULL);
     memset(&ev, 0, sizeof(ev));
-    ev.events = EPOLLIN | EPOLLONESHOT;
+    ev.events = EPOLLIN | EPOLLET;
     ev.data.u32 = (uint32_t)s->idx;
-    if (fds[0] != s->fd) {
-        if (s->fd >= 0)
-            epoll_ctl(th->ep, EPOLL_CTL_DEL, s->fd, NULL);
-        s->fd = fds[0];
-        if (epoll_ctl(th->ep, EPOLL_CTL_ADD, s->fd, &ev) == 0)
-            return;
-    }
-    if (epoll_ctl(th->ep, EPOLL_CTL_MOD, s->fd, &ev) != 0)
+    s->fd = fds[0];
+    if (epoll_ctl(th->ep, EPOLL_CTL_ADD, s->fd, &ev) != 0) {
+        s->fd = -1;
         th->nofd_idx[th->nnofd++] = s->idx;   /* cannot wait on it: poll */
+    }
 }
 
 static void slot_run(lt_thread *th, lt_slot *s)
@@ -502,8 +505,12 @@ static void *thread_main(void *arg)
         if (n < 0 && errno == ENOSYS)       /* kernel before 5.11: poll in ms */
             n = epoll_wait(th->ep, evs, (int)(sizeof(evs) / sizeof(evs[0])),
                            (int)(tsp->tv_sec * 1000 + tsp->tv_nsec / 1000000));
-        for (int i = 0; i < n; i++)
-            slot_run(th, &th->slots[evs[i].data.u32]);
+        for (int i = 0; i < n; i++) {
+            lt_slot *s = &th->slots[evs[i].data.u32];
+
+            if (s->job != NULL)
+                slot_run(th, s);
+        }
         /* slots that paused without an fd before this round: resume them */
         for (int i = 0; i < nofd; i++)
             slot_run(th, &th->slots[th->nofd_idx[i]]);
