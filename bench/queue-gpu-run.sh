@@ -158,6 +158,12 @@ csv_get() {
             && (load == "" || $c["load"] + 0 == load + 0) { v = $c[col] }
         END { print v }' "$1" 2>/dev/null
 }
+# paths FILE LABEL MODE [LOAD]: where gpursa's operations of that run went
+paths() {
+    echo "gpu=$(csv_get "$1" "$2" "$3" ops_gpu "${4:-}") host=$(csv_get "$1" "$2" "$3" ops_host "${4:-}")" \
+         "cpu=$(csv_get "$1" "$2" "$3" ops_cpu "${4:-}") inline=$(csv_get "$1" "$2" "$3" inline "${4:-}")" \
+         "mean_batch=$(csv_get "$1" "$2" "$3" mean_batch "${4:-}")"
+}
 # csv_prov FILE LABEL PROVIDER COLUMN
 csv_prov() {
     awk -F, -v lab="$2" -v prov="$3" -v col="$4" '
@@ -249,7 +255,7 @@ run_lt peak "$(step_limit 60)" --peak --threads "$lt_threads" --async-jobs "$lt_
     --seconds "$lt_secs" --warmup "$warm" $verify --csv "$L" --label peak
 peak=$(csv_get "$L" peak peak achieved_ops_s)
 row c "gpursa-latency peak (1 process)" "${lt_threads} threads x $lt_jobs jobs" "$peak" \
-    "$(csv_get "$L" peak peak p50_us)" "$(csv_get "$L" peak peak p99_us)" "closed loop"
+    "$(csv_get "$L" peak peak p50_us)" "$(csv_get "$L" peak peak p99_us)" "closed loop; $(paths "$L" peak peak)"
 
 # ---- (d) latency against offered load; one request in flight ---------------------------------
 say "== (d) latency at 10/50/90 % of the peak"
@@ -261,7 +267,7 @@ run_lt load "$(step_limit $((3 * (${lt_secs%.*} + 2) + 30)))" --load 0.1,0.5,0.9
 for f in 0.1 0.5 0.9; do
     row d "latency at load $f" "offered $(csv_get "$L" load load offered_ops_s $f)/s" \
         "$(csv_get "$L" load load achieved_ops_s $f)" "$(csv_get "$L" load load p50_us $f)" \
-        "$(csv_get "$L" load load p99_us $f)" "p999 $(csv_get "$L" load load p999_us $f) us; mean_batch $(csv_get "$L" load load mean_batch $f)"
+        "$(csv_get "$L" load load p99_us $f)" "p999 $(csv_get "$L" load load p999_us $f) us; $(paths "$L" load load $f)"
 done
 say "== (d) one request in flight: gpursa against the default provider"
 run_lt inflight1 "$(step_limit $((2 * (${lt_secs%.*} + 2) + 20)))" --inflight 1 \
@@ -282,7 +288,7 @@ for mw in $max_waits; do
         $verify --csv "$M" --label "mw$mw"
     row e "max_wait_us $mw" "${mw_threads} x $mw_jobs closed loop" \
         "$(csv_get "$M" "mw$mw" peak achieved_ops_s)" "$(csv_get "$M" "mw$mw" peak p50_us)" \
-        "$(csv_get "$M" "mw$mw" peak p99_us)" "mean_batch $(csv_get "$M" "mw$mw" peak mean_batch)"
+        "$(csv_get "$M" "mw$mw" peak p99_us)" "$(paths "$M" "mw$mw" peak)"
 done
 
 # ---- (f) plots ---------------------------------------------------------------------------------
