@@ -492,7 +492,8 @@ static cudaError_t gpursa_fx_launch(const gpursa_cuda_args *a, cudaStream_t s)
     unsigned blocks = (unsigned)((lanes + threads - 1) / threads);
     if (a->count == 0)
         return cudaSuccess;
-    if (LANES == 2)
+    /* if constexpr: only the kernel of this lane count is instantiated */
+    if constexpr (LANES == 2)
         gpursa_fx2_kernel<H, V><<<blocks, threads, 0, s>>>(*a);
     else
         gpursa_fx1_kernel<H, V><<<blocks, threads, 0, s>>>(*a);
@@ -503,8 +504,11 @@ template <int H, int V, int LANES>
 static int gpursa_fx_regs(void)
 {
     cudaFuncAttributes attr;
-    cudaError_t e = LANES == 2 ? cudaFuncGetAttributes(&attr, gpursa_fx2_kernel<H, V>)
-                               : cudaFuncGetAttributes(&attr, gpursa_fx1_kernel<H, V>);
+    cudaError_t e;
+    if constexpr (LANES == 2)
+        e = cudaFuncGetAttributes(&attr, gpursa_fx2_kernel<H, V>);
+    else
+        e = cudaFuncGetAttributes(&attr, gpursa_fx1_kernel<H, V>);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
         return 0;
