@@ -634,6 +634,25 @@ static void gpursa_dev_reopen(gpursa_dev *d)
     pthread_mutex_unlock(&d->mu);
 }
 
+static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now);
+
+/* A class's flush time. A batch that the arrival rate says will not reach
+ * the crossover goes to the CPU workers at once instead of after
+ * max_wait_us: async callers always queue (they must pause for other jobs
+ * to run and arrive at all), so a lone one would otherwise wait the whole
+ * deadline for a batch that never forms. The rate estimate corrects itself
+ * within a few arrivals once a burst starts. d->mu held. */
+#define GPURSA_LONE_GRACE_NS 0u
+static uint64_t gpursa_class_deadline(gpursa_dev *d, int cls, uint64_t now,
+                                      uint64_t wait_ns)
+{
+    uint64_t t = d->pend[cls].head->t_enq_ns;
+
+    if (!gpursa_dev_batch_likely(d, cls, now))
+        return t + GPURSA_LONE_GRACE_NS;
+    return t + wait_ns;
+}
+
 static void *gpursa_dispatcher(void *arg)
 {
     gpursa_dev *d = arg;
@@ -667,7 +686,7 @@ static void *gpursa_dispatcher(void *arg)
                     if (l->head == NULL || tried[c])
                         continue;
                     eligible = pass == 0 ? l->count >= max_batch
-                                         : l->head->t_enq_ns + wait_ns <= now;
+                                         : gpursa_class_deadline(d, c, now, wait_ns) <= now;
                     if (eligible && l->head->t_enq_ns < oldest) {
                         best = c;
                         oldest = l->head->t_enq_ns;
@@ -688,8 +707,12 @@ static void *gpursa_dispatcher(void *arg)
         for (int c = 0; c < GPURSA_NCLASS; c++) {
             gpursa_req_list *l = &d->pend[c];
 
-            if (l->head != NULL && !tried[c] && l->head->t_enq_ns + wait_ns < next)
-                next = l->head->t_enq_ns + wait_ns;
+            if (l->head != NULL && !tried[c]) {
+                uint64_t t = gpursa_class_deadline(d, c, now, wait_ns);
+
+                if (t < next)
+                    next = t;
+            }
         }
         if (d->down && d->busy == 0 && d->retry_at_ns < next)
             next = d->retry_at_ns;

@@ -406,11 +406,18 @@ static int gpursa_private_async(gpursa_qrt *rt, gpursa_dev *d, gpursa_req *r)
 {
     gpursa_wake *w;
 
-    /* Like a blocking caller, a job computes inline (no pause: the latency
-     * of the CPU path) when no batch would reach the crossover in time;
-     * decided before the wait context gets our fd, since an application
-     * learns of an fd only from a pause (see below). */
-    if (!gpursa_dev_decide(d, r->key->cls) || (w = gpursa_wake_for_current_job()) == NULL)
+    /* A job always queues, unlike a blocking caller: only its pause lets the
+     * application start the other jobs whose requests make a batch. Had it
+     * computed inline whenever no batch seemed likely, a single-threaded
+     * application (openssl speed -async_jobs N) would run every job inline,
+     * one after another, and never show the queue a second request. A lone
+     * request instead reaches the CPU workers after a short grace (see
+     * gpursa_class_deadline). The arrival still feeds the rate estimate. */
+    gpursa_dev_decide(d, r->key->cls);
+    /* Where the device can never win (crossover "never"), queueing gains
+     * nothing: compute inline, without a pause. */
+    if (atomic_load(&d->xover[r->key->cls]) == INT_MAX
+        || (w = gpursa_wake_for_current_job()) == NULL)
         return 0;                        /* caller computes inline */
     /* The job's own reference: it drains the fd after every resume, even if
      * the application freed the wait context meanwhile. */
