@@ -31,10 +31,10 @@ multiopt=""; [ "$multi" -gt 1 ] && multiopt="-multi $multi"
 echo "== default provider: openssl speed -elapsed -seconds $secs $multiopt $algs"
 openssl speed -elapsed -seconds "$secs" $multiopt $algs 2>/dev/null | tee "$out/default.txt" | grep -E '^(rsa|  *sign|[0-9]+:rsa)' || true
 
-echo "== gpursa: openssl speed -elapsed -seconds $secs $multiopt -async_jobs $jobs -provider gpursa -provider default -propquery provider=gpursa $algs"
+echo "== gpursa: openssl speed -elapsed -seconds $secs $multiopt -async_jobs $jobs -provider gpursa -provider default -propquery '?provider=gpursa' $algs"
 GPURSA_STATS=1 GPURSA_LOG_LEVEL=${GPURSA_LOG_LEVEL:-2} \
     openssl speed -elapsed -seconds "$secs" $multiopt -async_jobs "$jobs" \
-    -provider gpursa -provider default -propquery provider=gpursa $algs \
+    -provider gpursa -provider default -propquery '?provider=gpursa' $algs \
     >"$out/gpursa.txt" 2>"$out/gpursa.err" || { cat "$out/gpursa.err" >&2; exit 1; }
 grep -E '^(rsa|  *sign|[0-9]+:rsa)' "$out/gpursa.txt" || true
 
