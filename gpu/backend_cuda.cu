@@ -55,7 +55,7 @@ struct gpursa_gpu_batch {
     /* pinned host staging: [in | r | rinv] bytes, then key pointers; out bytes, status */
     unsigned char *h_in;                     /* 3 * nbytes * max_items */
     const void **h_keys;
-    unsigned char *h_out;                    /* nbytes * max_items */
+    unsigned char *h_out;                    /* 2 * nbytes * max_items: out, then the input echo */
     int32_t *h_status;
     /* device: the byte staging (reused for out bytes), limb arrays, keys, status */
     unsigned char *d_bytes;
@@ -357,7 +357,7 @@ static void gpursa_cuda_batch_free(gpursa_gpu_batch *b)
         if (b->h_in != NULL)
             memset(b->h_in, 0, 3 * b->nbytes * b->stride);
         if (b->h_out != NULL)
-            memset(b->h_out, 0, b->nbytes * b->stride);
+            memset(b->h_out, 0, 2 * b->nbytes * b->stride);
         if (b->d_bytes != NULL)
             (void)cudaMemset(b->d_bytes, 0, 3 * b->nbytes * b->stride);
         if (b->d_limbs != NULL)
@@ -417,7 +417,7 @@ static int gpursa_cuda_batch_new(gpursa_gpu_device *dev, int modulus_bits, size_
     GPURSA_TRY(cudaEventCreateWithFlags(&b->ev_done, cudaEventBlockingSync), GPURSA_GPU_ERR_NOMEM);
     GPURSA_TRY(cudaHostAlloc((void **)&b->h_in, 3 * nb * max_items, cudaHostAllocDefault), GPURSA_GPU_ERR_NOMEM);
     GPURSA_TRY(cudaHostAlloc((void **)&b->h_keys, sizeof(void *) * max_items, cudaHostAllocDefault), GPURSA_GPU_ERR_NOMEM);
-    GPURSA_TRY(cudaHostAlloc((void **)&b->h_out, nb * max_items, cudaHostAllocDefault), GPURSA_GPU_ERR_NOMEM);
+    GPURSA_TRY(cudaHostAlloc((void **)&b->h_out, 2 * nb * max_items, cudaHostAllocDefault), GPURSA_GPU_ERR_NOMEM);
     GPURSA_TRY(cudaHostAlloc((void **)&b->h_status, sizeof(int32_t) * max_items, cudaHostAllocDefault), GPURSA_GPU_ERR_NOMEM);
     GPURSA_TRY(cudaMalloc((void **)&b->d_bytes, 3 * nb * max_items), GPURSA_GPU_ERR_NOMEM);
     GPURSA_TRY(cudaMalloc((void **)&b->d_limbs, 4 * nb * max_items), GPURSA_GPU_ERR_NOMEM);
@@ -510,13 +510,19 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
     }
     if (e == cudaSuccess)
         e = gpursa_cuda_unpack(d_out, b->d_bytes, nb, (uint32_t)nb, (uint32_t)n, (uint32_t)stride, b->stream);
+    /* Echo the input the kernel checked its result against: the in-kernel
+     * check (out^e == in) cannot see an input corrupted on its way in (copy,
+     * device memory), so batch_wait compares the echo with the caller's. */
+    if (e == cudaSuccess)
+        e = gpursa_cuda_unpack(d_in, b->d_bytes + nb * n, nb, (uint32_t)nb, (uint32_t)n,
+                               (uint32_t)stride, b->stream);
     if (e == cudaSuccess)
         e = cudaEventRecord(b->ev_kernel, b->stream);
     if (e != cudaSuccess) {
         rc = gpursa_cuda_rc(dev, e, GPURSA_GPU_ERR_LAUNCH);
         goto fail;
     }
-    e = cudaMemcpyAsync(b->h_out, b->d_bytes, nb * n, cudaMemcpyDeviceToHost, b->stream);
+    e = cudaMemcpyAsync(b->h_out, b->d_bytes, 2 * nb * n, cudaMemcpyDeviceToHost, b->stream);
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(b->h_status, b->d_status, sizeof(int32_t) * n, cudaMemcpyDeviceToHost,
                             b->stream);
@@ -572,6 +578,16 @@ static float gpursa_cuda_elapsed(cudaEvent_t a, cudaEvent_t b)
     return ms;
 }
 
+/* 1 if the n bytes are equal; reads all of them (the input is secret). */
+static int gpursa_cuda_same_bytes(const unsigned char *a, const unsigned char *b, size_t n)
+{
+    unsigned char d = 0;
+
+    for (size_t i = 0; i < n; i++)
+        d |= (unsigned char)(a[i] ^ b[i]);
+    return d == 0;
+}
+
 static int gpursa_cuda_batch_wait(gpursa_gpu_batch *b)
 {
     size_t i, nb, n;
@@ -595,6 +611,9 @@ static int gpursa_cuda_batch_wait(gpursa_gpu_batch *b)
         for (i = 0; i < n; i++) {
             gpursa_gpu_item *it = &b->items[i];
             int32_t st = b->h_status[i];
+            if (st == GPURSA_ITEM_OK
+                && !gpursa_cuda_same_bytes(b->h_out + nb * (n + i), it->in, nb))
+                st = GPURSA_ITEM_FAULT;         /* checked against a corrupted input */
             if (st == GPURSA_ITEM_OK) {
                 memcpy(it->out, b->h_out + nb * i, nb);
             } else {
@@ -615,7 +634,7 @@ static int gpursa_cuda_batch_wait(gpursa_gpu_batch *b)
     }
     /* Staging held blinded inputs, blinding factors and results. */
     memset(b->h_in, 0, 3 * nb * n);
-    memset(b->h_out, 0, nb * n);
+    memset(b->h_out, 0, 2 * nb * n);
     b->submitted = 0;
     b->done = 1;
     b->items = NULL;
