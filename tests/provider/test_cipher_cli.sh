@@ -7,19 +7,7 @@
 # line shows that gpursa did the private operations.
 set -eu
 
-OPENSSL=${OPENSSL:-openssl}
-if [ -z "${OPENSSL_MODULES:-}" ] || [ ! -e "$OPENSSL_MODULES/gpursa.so" ]; then
-    echo "SKIP: OPENSSL_MODULES does not hold gpursa.so" >&2
-    exit 77
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-
-# "?provider=gpursa" prefers gpursa; a hard "provider=gpursa" would also
-# refuse the default provider's file loader for key.pem
-G="-provider gpursa -provider default -propquery ?provider=gpursa"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(cd "$(dirname "$0")" && pwd)/cli-common.sh"
 # run a gpursa command with the stats line on; it must count a private op
 gp_dec() {
     GPURSA_STATS=1 "$@" 2> stats.txt || { cat stats.txt >&2; return 1; }

@@ -5,19 +5,7 @@
 # to the default provider's; the stats line shows gpursa did the private ops.
 set -eu
 
-OPENSSL=${OPENSSL:-openssl}
-if [ -z "${OPENSSL_MODULES:-}" ] || [ ! -e "$OPENSSL_MODULES/gpursa.so" ]; then
-    echo "SKIP: OPENSSL_MODULES does not hold gpursa.so" >&2
-    exit 77
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-
-# "?provider=gpursa" prefers gpursa; a hard "provider=gpursa" would also
-# refuse the default provider's file loader and decoders for key.pem
-G="-provider gpursa -provider default -propquery ?provider=gpursa"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(cd "$(dirname "$0")" && pwd)/cli-common.sh"
 # run a gpursa command with the stats line on, and check it counted $1 ops
 gp_ops() {
     want=$1; shift
