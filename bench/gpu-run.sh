@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/gpu-run.sh OUTDIR [quick|full|tests] - the one script for the GPU machine.
+# bench/gpu-run.sh OUTDIR [quick|full|coop|tests] - the one script for the GPU machine.
 #
 # Runs, in one go, on a machine with an NVIDIA GPU: the gpu/ test suite
 # against the CUDA backend, a look at the kernels' machine code (instruction
@@ -24,7 +24,8 @@
 #
 # Modes: quick  tests, RSA-2048 sweep of every variant to 2^18, the other
 #               sizes at one batch size; full  sweeps of every size to 2^20;
-#               tests  the test suite only.
+#               coop  the COOP kernels against FAST (2048) and AUTO (other sizes),
+#               sweeps to 2^17 / 2^16; tests  the test suite only.
 set -u
 out=${1:?usage: bench/gpu-run.sh OUTDIR [quick|full|tests]}
 mode=${2:-quick}
@@ -32,7 +33,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${GPURSA_BUILD:-$top/_devbuild}
 carry=${GPURSA_CARRY:-$top/_devcarry}
 secs=${GPURSA_BENCH_SECONDS:-}
-[ -n "$secs" ] || { [ "$mode" = full ] && secs=0.5 || secs=1; }
+[ -n "$secs" ] || { [ "$mode" = quick ] && secs=1 || secs=0.5; }
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export LD_LIBRARY_PATH="$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -106,6 +107,10 @@ full)
     run_bench --bits 1024 --variant all --sweep --max-batch 1048576 --seconds "$secs"
     run_bench --bits 3072,4096 --variant imad,fast --sweep --max-batch 131072 --seconds "$secs"
     run_bench --bits 3072,4096 --variant xmad --sweep --max-batch 32768 --seconds "$secs" --no-cpu
+    ;;
+coop)
+    run_bench --bits 2048 --variant fast,coop --sweep --max-batch 131072 --seconds "$secs"
+    run_bench --bits 1024,3072,4096 --variant auto,coop --sweep --max-batch 65536 --seconds "$secs" --no-cpu
     ;;
 *)
     run_bench --bits 2048 --variant all --sweep --max-batch 262144 --seconds "$secs"

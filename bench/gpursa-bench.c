@@ -2,7 +2,7 @@
  * gpursa-bench: throughput of the gpu/ layer's batched RSA private operation
  * against OpenSSL's default provider on all cores of the same host.
  *
- *   gpursa-bench [--backend host|cuda] [--bits 2048[,3072...]] [--variant auto|imad|xmad|fast|all]
+ *   gpursa-bench [--backend host|cuda] [--bits 2048[,3072...]] [--variant auto|imad|xmad|fast|coop|all]
  *                [--batch N | --sweep] [--max-batch N] [--seconds S] [--keys K]
  *                [--pool P] [--threads T] [--no-cpu] [--csv FILE] [--device I]
  *
@@ -508,7 +508,7 @@ static void usage(FILE *f)
             "usage: gpursa-bench [options]\n"
             "  --backend host|cuda     gpu/ backend (default cuda)\n"
             "  --bits LIST             modulus sizes, e.g. 2048 or 1024,2048,3072,4096 (default 2048)\n"
-            "  --variant LIST|all      auto, imad, xmad, fast (default auto)\n"
+            "  --variant LIST|all      auto, imad, xmad, fast, coop (default auto)\n"
             "  --batch N               items per batch (default 65536)\n"
             "  --sweep                 batch sizes 1, 2, 4, ... up to --max-batch\n"
             "  --max-batch N           largest batch of the sweep (default 1048576)\n"
@@ -548,6 +548,7 @@ static int parse_variants(const char *s, int *out)
         out[n++] = GPURSA_VARIANT_IMAD;
         out[n++] = GPURSA_VARIANT_XMAD;
         out[n++] = GPURSA_VARIANT_FAST;
+        out[n++] = GPURSA_VARIANT_COOP;
         return n;
     }
     snprintf(buf, sizeof(buf), "%s", s);

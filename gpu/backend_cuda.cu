@@ -210,7 +210,7 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
     dev->cc_major = prop.major;
     dev->cc_minor = prop.minor;
     dev->sm_count = prop.multiProcessorCount;
-    /* GPURSA_CUDA_VARIANT overrides AUTO for experiments (imad, xmad, fast). */
+    /* GPURSA_CUDA_VARIANT overrides AUTO for experiments (imad, xmad, fast, coop). */
     force = getenv("GPURSA_CUDA_VARIANT");
     if (variant == GPURSA_VARIANT_AUTO && force != NULL) {
         gpursa_variant v;

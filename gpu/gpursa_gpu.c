@@ -21,6 +21,7 @@ static const char *const variant_names[GPURSA_VARIANT_COUNT_] = {
     [GPURSA_VARIANT_IMAD] = "imad",
     [GPURSA_VARIANT_XMAD] = "xmad",
     [GPURSA_VARIANT_FAST] = "fast",
+    [GPURSA_VARIANT_COOP] = "coop",
 };
 
 const char *gpursa_variant_name(gpursa_variant v)

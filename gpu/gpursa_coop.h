@@ -1,0 +1,575 @@
+/*
+ * gpursa_coop.h - the COOP variant: one RSA private operation on 2*T threads
+ * of a warp, T threads per CRT half, L limbs of every half-length number per
+ * thread (T * L = H, the limbs of p).
+ *
+ * Why: the one- and two-thread kernels run each Montgomery multiplication as
+ * one long dependent chain in one thread (H^2 multiply-adds in a row), so a
+ * lone RSA-2048 operation takes ~16 ms on an H100/H200 however idle the GPU
+ * is, and the queue has to wait that long for every small batch. Spread over
+ * T threads the chain is H/L iterations of 2L multiply-adds plus three warp
+ * shuffles each: about T/3 times shorter, with the same instruction count
+ * per item, so small batches finish in a few milliseconds and large ones
+ * still fill the GPU.
+ *
+ * Representation. Lane k of a group (k = 0..T-1) holds limbs kL..kL+L-1 of
+ * every half-length number. A double-length number (2H limbs: c, r, rinv,
+ * the result) is a "lo" slice (limbs kL..) and a "hi" slice (limbs H+kL..).
+ *
+ * Montgomery multiplication (CIOS, operand scanning over b):
+ *   for each limb b_i (broadcast from its lane):
+ *     acc += a * b_i                  each lane its L limbs, carry out -> cy
+ *     q = acc_0 * m' (lane 0, whose acc_0 never receives a carry), broadcast
+ *     acc += q * m                    likewise, carry out -> cy
+ *     acc >>= 32: each lane takes its upper neighbour's lowest limb, plus
+ *                 its own pending cy, as its new top limb
+ *   cy stays per lane (a small number: < 8 after each shift) so there is no
+ *   carry ripple inside the loop. Once at the end the pending carries are
+ *   added in and the 0/1 carries that remain are resolved for the whole
+ *   group at once with two ballots: with G the lanes that generate a carry
+ *   and P the lanes whose limbs are all ones, the lanes receiving a carry
+ *   are ((G << 1) + P) ^ P (an integer addition does the look-ahead).
+ *   Borrows in subtractions are resolved the same way (P: limbs all zero).
+ *
+ * Constant time: control flow depends only on public values (T, L, H, the
+ * lane's position, the public exponent e); secret-dependent carries and
+ * comparisons are values (ballot masks, selects), never branches; the
+ * window table is read whole, the entry kept by mask.
+ *
+ * The includer defines GPURSA_COOP_H (limbs per half) and GPURSA_COOP_L
+ * (limbs per lane, dividing H; 2*H/L must divide 32). Compiled by nvcc the
+ * functions are device functions over warp intrinsics; compiled by a C
+ * compiler they call gpursa_coop_emu_shfl/ballot, which a test provides to
+ * run a warp of threads in lock step on the host (tests/gpu/test_gpu_coop.c),
+ * so the exact algorithm is verified without a GPU.
+ */
+#ifndef GPURSA_COOP_H_INCLUDED
+#define GPURSA_COOP_H_INCLUDED
+
+#include <stdint.h>
+#include "gpu/gpursa_rsa_op.h"
+
+#if !defined(GPURSA_COOP_H) || !defined(GPURSA_COOP_L)
+#error "define GPURSA_COOP_H and GPURSA_COOP_L before including gpursa_coop.h"
+#endif
+
+#define GPURSA_COOP_T (GPURSA_COOP_H / GPURSA_COOP_L)   /* lanes per CRT half */
+#define GPURSA_COOP_LANES (2 * GPURSA_COOP_T)           /* lanes per item */
+#define GPURSA_COOP_GMASK ((1u << GPURSA_COOP_T) - 1u)
+#define GPURSA_COOP_W 4                                 /* window bits */
+
+#if GPURSA_COOP_H % GPURSA_COOP_L != 0 || 32 % GPURSA_COOP_LANES != 0
+#error "COOP: L must divide H and 2H/L must divide 32"
+#endif
+
+#ifdef __CUDACC__
+#define GPURSA_COOP_FN static __device__ __forceinline__
+#define GPURSA_COOP_UNROLL _Pragma("unroll")
+#define GPURSA_COOP_ROLLED _Pragma("unroll 1")
+#define gpursa_coop_shfl(c, v, src) __shfl_sync((c)->mask, (v), (src))
+#define gpursa_coop_ballot(c, pred) __ballot_sync((c)->mask, (pred))
+#else
+#define GPURSA_COOP_FN static inline
+#define GPURSA_COOP_UNROLL
+#define GPURSA_COOP_ROLLED
+/* host emulation, provided by the test program: the 2T lanes of an item
+ * call these in the same order */
+uint32_t gpursa_coop_emu_shfl(uint32_t v, int src);
+uint32_t gpursa_coop_emu_ballot(int pred);
+#define gpursa_coop_shfl(c, v, src) gpursa_coop_emu_shfl((v), (src))
+#define gpursa_coop_ballot(c, pred) gpursa_coop_emu_ballot(pred)
+#endif
+
+enum { CO_H = GPURSA_COOP_H, CO_L = GPURSA_COOP_L, CO_T = GPURSA_COOP_T };
+
+/* The arguments of one launch (device pointers), as gpursa_cuda_args. */
+typedef struct {
+    const void *const *keys;
+    const uint32_t *in, *r, *rinv;
+    uint32_t *out;
+    int32_t *status;
+    uint32_t count, stride;
+} gpursa_coop_args;
+
+/* Where this thread sits: lane in the warp, index k in its group of T, the
+ * group's first lane, and the mask of its item's 2T lanes. Every shuffle and
+ * ballot names only the item's lanes: items of one warp may take different
+ * paths (a public e of another length) and must not wait for each other. */
+typedef struct {
+    int lane, k, gbase;
+    uint32_t mask;
+} gpursa_coop_ctx;
+
+/* ---- group-wide carries ------------------------------------------------------- */
+
+/* This group's bits of a warp ballot. */
+GPURSA_COOP_FN uint32_t gpursa_coop_group_bits(const gpursa_coop_ctx *c, int pred)
+{
+    return (gpursa_coop_ballot(c, pred) >> c->gbase) & GPURSA_COOP_GMASK;
+}
+
+/* Carry (or borrow) look-ahead over the group: g = this lane produces one,
+ * p = it passes one on. Returns the one this lane receives; *out = the one
+ * leaving the top lane. */
+GPURSA_COOP_FN uint32_t gpursa_coop_resolve(const gpursa_coop_ctx *c, int g, int p, uint32_t *out)
+{
+    uint64_t G = gpursa_coop_group_bits(c, g), P = gpursa_coop_group_bits(c, p);
+    uint64_t K = ((G << 1) + P) ^ P;
+    *out = (uint32_t)(K >> CO_T) & 1u;
+    return (uint32_t)(K >> c->k) & 1u;
+}
+
+/* The same over a double-length number: the lo slices are lanes 0..T-1 of a
+ * 2T-lane group, the hi slices lanes T..2T-1. Returns the carry into the lo
+ * slice, *hi_in the one into the hi slice, *out the one leaving the top. */
+GPURSA_COOP_FN uint32_t gpursa_coop_resolve2(const gpursa_coop_ctx *c, int g_lo, int p_lo, int g_hi,
+                                             int p_hi, uint32_t *hi_in, uint32_t *out)
+{
+    uint64_t G = gpursa_coop_group_bits(c, g_lo) | ((uint64_t)gpursa_coop_group_bits(c, g_hi) << CO_T);
+    uint64_t P = gpursa_coop_group_bits(c, p_lo) | ((uint64_t)gpursa_coop_group_bits(c, p_hi) << CO_T);
+    uint64_t K = ((G << 1) + P) ^ P;
+    *out = (uint32_t)(K >> (2 * CO_T)) & 1u;
+    *hi_in = (uint32_t)(K >> (CO_T + c->k)) & 1u;
+    return (uint32_t)(K >> c->k) & 1u;
+}
+
+/* ---- per-lane slices ---------------------------------------------------------- */
+
+/* x += v (v < 2^32), returns the carry out (0 or 1) */
+GPURSA_COOP_FN uint32_t gpursa_coop_add1(uint32_t *x, uint32_t v)
+{
+    uint64_t s = v;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++) {
+        s += x[l];
+        x[l] = (uint32_t)s;
+        s >>= 32;
+    }
+    return (uint32_t)s;
+}
+
+/* x -= v (v < 2^32), returns the borrow out (0 or 1) */
+GPURSA_COOP_FN uint32_t gpursa_coop_sub1(uint32_t *x, uint32_t v)
+{
+    uint32_t b = v;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++) {
+        uint32_t t = x[l] - b;
+        b = (uint32_t)(x[l] < b);
+        x[l] = t;
+    }
+    return b;
+}
+
+/* r = a + b (+ cin), returns the carry out */
+GPURSA_COOP_FN uint32_t gpursa_coop_add(uint32_t *r, const uint32_t *a, const uint32_t *b, uint32_t cin)
+{
+    uint64_t s = cin;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++) {
+        s += (uint64_t)a[l] + b[l];
+        r[l] = (uint32_t)s;
+        s >>= 32;
+    }
+    return (uint32_t)s;
+}
+
+/* r = a - b, returns the borrow out */
+GPURSA_COOP_FN uint32_t gpursa_coop_sub(uint32_t *r, const uint32_t *a, const uint32_t *b)
+{
+    uint64_t d = 0;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++) {
+        d = (uint64_t)a[l] - b[l] - (uint32_t)(d >> 63);
+        r[l] = (uint32_t)d;
+    }
+    return (uint32_t)(d >> 63);
+}
+
+GPURSA_COOP_FN int gpursa_coop_all(const uint32_t *x, uint32_t v)
+{
+    uint32_t d = 0;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        d |= x[l] ^ v;
+    return d == 0;
+}
+
+/* r = mask ? a : b (mask all ones or zero) */
+GPURSA_COOP_FN void gpursa_coop_select(uint32_t *r, uint32_t mask, const uint32_t *a, const uint32_t *b)
+{
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        r[l] = (a[l] & mask) | (b[l] & ~mask);
+}
+
+GPURSA_COOP_FN void gpursa_coop_copy(uint32_t *r, const uint32_t *a)
+{
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        r[l] = a[l];
+}
+
+/* this lane's slice of a half-length number in (global) memory */
+GPURSA_COOP_FN void gpursa_coop_load(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *v)
+{
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        r[l] = v[c->k * CO_L + l];
+}
+
+/* this lane's lo and hi slices of item `item` of a SoA array */
+GPURSA_COOP_FN void gpursa_coop_load_soa(const gpursa_coop_ctx *c, uint32_t *lo, uint32_t *hi,
+                                         const uint32_t *soa, uint32_t item, uint32_t stride)
+{
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++) {
+        lo[l] = soa[(size_t)(c->k * CO_L + l) * stride + item];
+        hi[l] = soa[(size_t)(CO_H + c->k * CO_L + l) * stride + item];
+    }
+}
+
+/* All ones when the group's half-length values x and y are equal. */
+GPURSA_COOP_FN uint32_t gpursa_coop_eq(const gpursa_coop_ctx *c, const uint32_t *x, const uint32_t *y)
+{
+    uint32_t d = 0;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        d |= x[l] ^ y[l];
+    return gpursa_coop_group_bits(c, d != 0) == 0 ? 0xffffffffu : 0u;
+}
+
+/* Add the pending per-lane carries cy (at limb L of each lane: the next
+ * lane's limb 0) into acc, and resolve what ripples. Returns the group's
+ * total overflow above limb H (the same in every lane). */
+GPURSA_COOP_FN uint32_t gpursa_coop_settle(const gpursa_coop_ctx *c, uint32_t *acc, uint32_t cy)
+{
+    uint32_t below = gpursa_coop_shfl(c, cy, c->k == 0 ? c->lane : c->lane - 1);
+    uint32_t top_cy = gpursa_coop_shfl(c, cy, c->gbase + CO_T - 1);
+    uint32_t g, in, out;
+    below = c->k == 0 ? 0 : below;
+    g = gpursa_coop_add1(acc, below);
+    in = gpursa_coop_resolve(c, (int)g, gpursa_coop_all(acc, 0xffffffffu), &out);
+    (void)gpursa_coop_add1(acc, in);
+    return top_cy + out;
+}
+
+/* acc (value < 2m, with overflow ovf above limb H) minus m if it is >= m */
+GPURSA_COOP_FN void gpursa_coop_final_sub(const gpursa_coop_ctx *c, uint32_t *acc, uint32_t ovf, const uint32_t *m)
+{
+    uint32_t d[CO_L], bin, bout, keep;
+    uint32_t g = gpursa_coop_sub(d, acc, m);
+    bin = gpursa_coop_resolve(c, (int)g, gpursa_coop_all(d, 0), &bout);
+    (void)gpursa_coop_sub1(d, bin);
+    keep = (uint32_t)(ovf == 0) & (uint32_t)(bout != 0);   /* acc < m: keep acc */
+    gpursa_coop_select(acc, 0u - keep, acc, d);
+}
+
+/* ---- Montgomery arithmetic --------------------------------------------------- */
+
+/* The CIOS loop. r = (x + a*b) / R mod m, x = lo + hi*R (hi: NULL for 0).
+ * With a == NULL the product term is left out (a reduction of x < m R).
+ * Inputs: a < R, b < m (or a == NULL). */
+GPURSA_COOP_FN void gpursa_coop_mont(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *lo, const uint32_t *hi,
+                                     const uint32_t *a, const uint32_t *b, const uint32_t *m,
+                                     uint32_t m0inv)
+{
+    uint32_t acc[CO_L];
+    uint64_t cy = 0;
+    const int top = c->k == CO_T - 1;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        acc[l] = lo != NULL ? lo[l] : 0;
+    GPURSA_COOP_ROLLED
+    for (int i0 = 0; i0 < CO_T; i0++) {
+        GPURSA_COOP_UNROLL
+        for (int j = 0; j < CO_L; j++) {
+            uint64_t p;
+            uint32_t carry = 0, q, up, inj = 0;
+            if (a != NULL) {
+                uint32_t bi = gpursa_coop_shfl(c, b[j], c->gbase + i0);
+                GPURSA_COOP_UNROLL
+                for (int l = 0; l < CO_L; l++) {
+                    p = (uint64_t)a[l] * bi + acc[l] + carry;
+                    acc[l] = (uint32_t)p;
+                    carry = (uint32_t)(p >> 32);
+                }
+                cy += carry;
+                carry = 0;
+            }
+            q = gpursa_coop_shfl(c, acc[0] * m0inv, c->gbase);
+            GPURSA_COOP_UNROLL
+            for (int l = 0; l < CO_L; l++) {
+                p = (uint64_t)m[l] * q + acc[l] + carry;
+                acc[l] = (uint32_t)p;
+                carry = (uint32_t)(p >> 32);
+            }
+            cy += carry;
+            /* shift down one limb: the upper neighbour's limb 0 comes in on
+             * top; the top lane takes limb i of hi (x's next limb) instead */
+            up = gpursa_coop_shfl(c, acc[0], top ? c->lane : c->lane + 1);
+            if (hi != NULL)
+                inj = gpursa_coop_shfl(c, hi[j], c->gbase + i0);
+            up = top ? inj : up;
+            GPURSA_COOP_UNROLL
+            for (int l = 0; l < CO_L - 1; l++)
+                acc[l] = acc[l + 1];
+            cy += up;
+            acc[CO_L - 1] = (uint32_t)cy;
+            cy >>= 32;
+        }
+    }
+    gpursa_coop_final_sub(c, acc, gpursa_coop_settle(c, acc, (uint32_t)cy), m);
+    gpursa_coop_copy(r, acc);
+}
+
+/* r = a b / R mod m */
+GPURSA_COOP_FN void gpursa_coop_mul(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *a, const uint32_t *b,
+                                    const uint32_t *m, uint32_t m0inv)
+{
+    gpursa_coop_mont(c, r, NULL, NULL, a, b, m, m0inv);
+}
+
+/* r = (lo + hi R) R mod m: x (< m R) into Montgomery form, by a reduction
+ * (x / R) and a multiplication by R^3 */
+GPURSA_COOP_FN void gpursa_coop_to_mont(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *lo, const uint32_t *hi,
+                                        const uint32_t *m, uint32_t m0inv, const uint32_t *rrr)
+{
+    uint32_t t[CO_L];
+    gpursa_coop_mont(c, t, lo, hi, NULL, NULL, m, m0inv);
+    gpursa_coop_mul(c, r, t, rrr, m, m0inv);
+}
+
+/* r = x^e for a public e, Montgomery form */
+GPURSA_COOP_FN void gpursa_coop_exp_public(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *x, uint64_t e,
+                                           const uint32_t *m, uint32_t m0inv)
+{
+    int bit = 63;
+    while (bit > 0 && !((e >> bit) & 1))
+        bit--;
+    gpursa_coop_copy(r, x);
+    GPURSA_COOP_ROLLED
+    while (--bit >= 0) {
+        gpursa_coop_mul(c, r, r, r, m, m0inv);
+        if ((e >> bit) & 1)                                  /* e is public */
+            gpursa_coop_mul(c, r, r, x, m, m0inv);
+    }
+}
+
+/* r = table entry idx (secret): every entry read, the one kept by mask */
+GPURSA_COOP_FN void gpursa_coop_table_select(uint32_t *r, const uint32_t *table, uint32_t idx)
+{
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        r[l] = 0;
+    GPURSA_COOP_ROLLED
+    for (int k = 0; k < (1 << GPURSA_COOP_W); k++) {
+        uint32_t mask = (uint32_t)(((uint64_t)(idx ^ (uint32_t)k) - 1) >> 32);
+        GPURSA_COOP_UNROLL
+        for (int l = 0; l < CO_L; l++)
+            r[l] |= table[k * CO_L + l] & mask;
+    }
+}
+
+/* r = x^d mod m over all 32H bits of d (fixed 4-bit windows; d in memory,
+ * every lane reads the same words), Montgomery form; one = R mod m (slice).
+ * table: this lane's 16 * L words. One multiplication call site in the
+ * window loop (squarings are x*x), so the code stays small. */
+GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *x, const uint32_t *d,
+                                    const uint32_t *m, uint32_t m0inv, const uint32_t *one, uint32_t *table)
+{
+    const int bits = 32 * CO_H, W = GPURSA_COOP_W;
+    uint32_t sel[CO_L], t[CO_L];
+    gpursa_coop_copy(table, one);
+    gpursa_coop_copy(table + CO_L, x);
+    gpursa_coop_copy(t, x);
+    GPURSA_COOP_ROLLED
+    for (int k = 2; k < (1 << W); k++) {                     /* t = x^k */
+        gpursa_coop_mul(c, t, t, x, m, m0inv);
+        gpursa_coop_copy(table + k * CO_L, t);
+    }
+    int pos = bits - W;
+    gpursa_coop_table_select(r, table, gpursa_exp_window(d, bits, pos, W));
+    GPURSA_COOP_ROLLED
+    while (pos > 0) {                                        /* pos public */
+        pos -= W;
+        gpursa_coop_table_select(sel, table, gpursa_exp_window(d, bits, pos, W));
+        GPURSA_COOP_ROLLED
+        for (int s = 0; s <= W; s++) {
+            GPURSA_COOP_UNROLL
+            for (int l = 0; l < CO_L; l++)                   /* s public */
+                t[l] = s < W ? r[l] : sel[l];
+            gpursa_coop_mul(c, r, r, t, m, m0inv);
+        }
+    }
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        sel[l] = t[l] = 0;
+}
+
+/* (lo, hi) = a * b, both half-length, no reduction: the CIOS loop without
+ * m; limb i of the product leaves lane 0 at step i and is kept by lane i/L. */
+GPURSA_COOP_FN void gpursa_coop_mpmul(const gpursa_coop_ctx *c, uint32_t *lo, uint32_t *hi, const uint32_t *a,
+                                      const uint32_t *b)
+{
+    uint64_t cy = 0;
+    const int top = c->k == CO_T - 1;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        hi[l] = lo[l] = 0;
+    GPURSA_COOP_ROLLED
+    for (int i0 = 0; i0 < CO_T; i0++) {
+        GPURSA_COOP_UNROLL
+        for (int j = 0; j < CO_L; j++) {
+            uint32_t bi = gpursa_coop_shfl(c, b[j], c->gbase + i0), carry = 0, limb, up;
+            GPURSA_COOP_UNROLL
+            for (int l = 0; l < CO_L; l++) {
+                uint64_t p = (uint64_t)a[l] * bi + hi[l] + carry;
+                hi[l] = (uint32_t)p;
+                carry = (uint32_t)(p >> 32);
+            }
+            cy += carry;
+            limb = gpursa_coop_shfl(c, hi[0], c->gbase);
+            lo[j] = c->k == i0 ? limb : lo[j];               /* public select */
+            up = gpursa_coop_shfl(c, hi[0], top ? c->lane : c->lane + 1);
+            up = top ? 0 : up;
+            GPURSA_COOP_UNROLL
+            for (int l = 0; l < CO_L - 1; l++)
+                hi[l] = hi[l + 1];
+            cy += up;
+            hi[CO_L - 1] = (uint32_t)cy;
+            cy >>= 32;
+        }
+    }
+    (void)gpursa_coop_settle(c, hi, (uint32_t)cy);           /* a b < R^2: no overflow */
+}
+
+/* All ones when the double-length (lo, hi) < the full-length n (memory) */
+GPURSA_COOP_FN uint32_t gpursa_coop_lt_n(const gpursa_coop_ctx *c, const uint32_t *lo, const uint32_t *hi,
+                                         const uint32_t *n)
+{
+    uint32_t nl[CO_L], nh[CO_L], dl[CO_L], dh[CO_L], gl, gh, bhi, out;
+    gpursa_coop_load(c, nl, n);
+    gpursa_coop_load(c, nh, n + CO_H);
+    gl = gpursa_coop_sub(dl, lo, nl);
+    gh = gpursa_coop_sub(dh, hi, nh);
+    (void)gpursa_coop_resolve2(c, (int)gl, gpursa_coop_all(dl, 0), (int)gh, gpursa_coop_all(dh, 0), &bhi, &out);
+    return 0u - out;
+}
+
+/* ---- the whole operation --------------------------------------------------------- */
+
+/* One thread's part of one private operation; tid = the thread's global
+ * index. Every thread of a warp must call it (lanes past the end work on the
+ * last item and store nothing), since all of them take part in the shuffles. */
+GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
+{
+    gpursa_coop_ctx c;
+    const uint32_t sub = tid % GPURSA_COOP_LANES, item_raw = tid / GPURSA_COOP_LANES;
+    const int h = (int)(sub / CO_T);                         /* 0: p, 1: q (public) */
+    const int live = item_raw < a->count;
+    const uint32_t item = live ? item_raw : a->count - 1;
+    const gpursa_rsa_keydata *kd = (const gpursa_rsa_keydata *)a->keys[item];
+    const uint32_t m0inv = h ? kd->q0inv : kd->p0inv;
+    const uint32_t *dexp = h ? kd->dq : kd->dp;
+    uint32_t m[CO_L], rrr[CO_L], one[CO_L], pm[CO_L], prrr[CO_L], aux[CO_L];
+    uint32_t lo[CO_L], hi[CO_L], x[CO_L], y[CO_L], z[CO_L], s[CO_L];
+    uint32_t table[(1 << GPURSA_COOP_W) * CO_L];
+    uint32_t bad, ok, cin, hin, out;
+
+    c.lane = (int)(tid & 31u);
+    c.k = (int)(sub % CO_T);
+    c.gbase = c.lane - c.k;
+    c.mask = GPURSA_COOP_LANES == 32 ? 0xffffffffu
+                                     : ((1u << (GPURSA_COOP_LANES & 31)) - 1u) << (c.lane - (int)sub);
+    gpursa_coop_load(&c, m, h ? kd->q : kd->p);
+    gpursa_coop_load(&c, rrr, h ? kd->q_rrr : kd->p_rrr);
+    gpursa_coop_load(&c, one, h ? kd->q_one : kd->p_one);
+
+    /* inputs < n, into Montgomery form mod this half's prime */
+    gpursa_coop_load_soa(&c, lo, hi, a->in, item, a->stride);
+    bad = ~gpursa_coop_lt_n(&c, lo, hi, kd->n);
+    gpursa_coop_to_mont(&c, y, lo, hi, m, m0inv, rrr);                  /* y = c */
+    gpursa_coop_load_soa(&c, lo, hi, a->r, item, a->stride);
+    bad |= ~gpursa_coop_lt_n(&c, lo, hi, kd->n);
+    gpursa_coop_to_mont(&c, x, lo, hi, m, m0inv, rrr);                  /* x = r */
+    gpursa_coop_load_soa(&c, lo, hi, a->rinv, item, a->stride);
+    bad |= ~gpursa_coop_lt_n(&c, lo, hi, kd->n);
+    gpursa_coop_to_mont(&c, z, lo, hi, m, m0inv, rrr);                  /* z = rinv */
+    gpursa_coop_mul(&c, z, z, x, m, m0inv);
+    bad |= ~gpursa_coop_eq(&c, z, one);                                  /* r rinv != 1 */
+    /* blind, exponentiate, unblind */
+    gpursa_coop_exp_public(&c, z, x, kd->e, m, m0inv);
+    gpursa_coop_mul(&c, y, y, z, m, m0inv);
+    gpursa_coop_exp(&c, x, y, dexp, m, m0inv, one, table);
+    gpursa_coop_load_soa(&c, lo, hi, a->rinv, item, a->stride);
+    gpursa_coop_to_mont(&c, y, lo, hi, m, m0inv, rrr);
+    gpursa_coop_mul(&c, x, x, y, m, m0inv);                              /* c^d R mod m */
+    gpursa_coop_mont(&c, y, x, NULL, NULL, NULL, m, m0inv);              /* c^d mod m */
+
+    /* Garner in the p group (the q group computes the same with its own
+     * values and discards it, so that the warp stays converged):
+     * sq = c^d mod q from the partner lane; h = (xp - sq) qinv mod p;
+     * out = sq + q h */
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        s[l] = gpursa_coop_shfl(&c, y[l], c.lane ^ CO_T);
+    gpursa_coop_load(&c, pm, kd->p);
+    gpursa_coop_load(&c, prrr, kd->p_rrr);
+    gpursa_coop_to_mont(&c, y, s, NULL, pm, kd->p0inv, prrr);           /* sq R mod p */
+    cin = gpursa_coop_sub(z, x, y);
+    cin = gpursa_coop_resolve(&c, (int)cin, gpursa_coop_all(z, 0), &out);
+    (void)gpursa_coop_sub1(z, cin);
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        aux[l] = pm[l] & (0u - out);                                     /* + p if negative */
+    cin = gpursa_coop_add(z, z, aux, 0);
+    cin = gpursa_coop_resolve(&c, (int)cin, gpursa_coop_all(z, 0xffffffffu), &out);
+    (void)gpursa_coop_add1(z, cin);
+    gpursa_coop_load(&c, aux, kd->qinv);
+    gpursa_coop_mul(&c, y, z, aux, pm, kd->p0inv);                       /* h */
+    gpursa_coop_load(&c, aux, kd->q);
+    gpursa_coop_mpmul(&c, lo, hi, aux, y);                               /* q h */
+    cin = gpursa_coop_add(lo, lo, s, 0);
+    cin = gpursa_coop_resolve2(&c, (int)cin, gpursa_coop_all(lo, 0xffffffffu), 0,
+                               gpursa_coop_all(hi, 0xffffffffu), &hin, &out);
+    (void)gpursa_coop_add1(lo, cin);
+    (void)gpursa_coop_add1(hi, hin);
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++) {                                     /* q group: the p group's */
+        uint32_t vl = gpursa_coop_shfl(&c, lo[l], c.lane ^ CO_T), vh = gpursa_coop_shfl(&c, hi[l], c.lane ^ CO_T);
+        lo[l] = h ? vl : lo[l];
+        hi[l] = h ? vh : hi[l];
+    }
+
+    /* check out^e == c modulo this group's prime, both groups must agree */
+    gpursa_coop_to_mont(&c, x, lo, hi, m, m0inv, rrr);
+    gpursa_coop_exp_public(&c, y, x, kd->e, m, m0inv);
+    gpursa_coop_load_soa(&c, z, s, a->in, item, a->stride);
+    gpursa_coop_to_mont(&c, x, z, s, m, m0inv, rrr);
+    ok = gpursa_coop_eq(&c, x, y);
+    ok &= gpursa_coop_shfl(&c, ok, c.lane ^ CO_T);
+    bad |= gpursa_coop_shfl(&c, bad, c.lane ^ CO_T);
+    ok &= ~bad;
+    if (live) {
+        GPURSA_COOP_UNROLL
+        for (int l = 0; l < CO_L; l++)
+            a->out[(size_t)(h * CO_H + c.k * CO_L + l) * a->stride + item] = (h ? hi[l] : lo[l]) & ok;
+        if (sub == 0)
+            a->status[item] = (int32_t)((~ok) & ((bad & GPURSA_ITEM_BADINPUT) | (~bad & GPURSA_ITEM_FAULT)));
+    }
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < (1 << GPURSA_COOP_W) * CO_L; l++)
+        ((volatile uint32_t *)table)[l] = 0;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++) {
+        ((volatile uint32_t *)lo)[l] = 0;
+        ((volatile uint32_t *)hi)[l] = 0;
+        ((volatile uint32_t *)x)[l] = 0;
+        ((volatile uint32_t *)y)[l] = 0;
+        ((volatile uint32_t *)z)[l] = 0;
+        ((volatile uint32_t *)s)[l] = 0;
+    }
+}
+
+#endif /* GPURSA_COOP_H_INCLUDED */

@@ -1,0 +1,380 @@
+/*
+ * test_gpu_coop.c - the COOP kernel's algorithm (gpu/gpursa_coop.h), run on
+ * the host by an emulated warp, against GMP.
+ *
+ * The CUDA kernel is gpursa_coop_item() called by every thread; the 2T
+ * threads of an item talk only through __shfl_sync and __ballot_sync over
+ * their own lanes. Here those 2T lanes are 2T coroutines (ucontext) of one
+ * host thread, switched round-robin at every shuffle and ballot, so each
+ * lane sees exactly what the warp would give it (and a shuffle reaching
+ * outside the item fails the test), and the very same C code the GPU runs is
+ * checked on a machine without a GPU. Built once per size (GPURSA_COOP_H, GPURSA_COOP_L
+ * on the command line, as kernels_<bits>.cu set them).
+ *
+ * Checked: random and edge inputs (0, 1, n-1, p, multiples of q, all-ones
+ * limbs), edge blinding factors (1, n-1), keys with p < q and p > q, several
+ * keys in one warp, lanes past the end of the batch (they must store
+ * nothing), BADINPUT for c >= n and for r*rinv != 1, FAULT for a key whose
+ * dp is wrong, and every output word of a failed item zero.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+#include "gpu/gpursa_keyconv.h"
+#include "tests/gpu/gpu_testutil.h"
+#include "gpu/gpursa_coop.h"
+
+#define BITS (64 * GPURSA_COOP_H)
+#define NL (2 * GPURSA_COOP_H)
+#define PER_WARP (32 / GPURSA_COOP_LANES)
+
+/* ---- the emulated item ------------------------------------------------------------- */
+
+/* The 2T lanes of one item (the threads its shuffles and ballots name) are
+ * 2T coroutines run round-robin; slots are indexed by lane in the warp. */
+#define EMU_N GPURSA_COOP_LANES
+static ucontext_t emu_main, emu_ctx[EMU_N];
+static char *emu_stack[EMU_N];
+static int emu_cur;                      /* the coroutine running now */
+static int emu_round[EMU_N];             /* per coroutine: synchronisations passed */
+static uint32_t emu_slot[2][32];         /* double-buffered by round parity */
+static const gpursa_coop_args *emu_args;
+static uint32_t emu_tid0;
+static int emu_done;
+
+/* Publish v, let the item's other lanes publish, read the slots back. When
+ * the last coroutine yields to the first, all have written this round's
+ * slots; the next round writes the other buffer. */
+static const uint32_t *emu_sync(uint32_t v)
+{
+    int me = emu_cur, buf = emu_round[me]++ & 1;
+    emu_slot[buf][(emu_tid0 + (uint32_t)me) & 31] = v;
+    emu_cur = (me + 1) % EMU_N;
+    if (swapcontext(&emu_ctx[me], &emu_ctx[emu_cur]) != 0)
+        abort();
+    return emu_slot[buf];
+}
+
+uint32_t gpursa_coop_emu_shfl(uint32_t v, int src)
+{
+    uint32_t base = emu_tid0 & 31;
+    ck_assert_msg(src >= (int)base && src < (int)base + EMU_N, "shuffle from lane %d outside the item", src);
+    return emu_sync(v)[src];
+}
+
+uint32_t gpursa_coop_emu_ballot(int pred)
+{
+    const uint32_t *s = emu_sync(pred != 0);
+    uint32_t mask = 0, base = emu_tid0 & 31;
+    for (uint32_t i = base; i < base + EMU_N; i++)
+        mask |= s[i] << i;
+    return mask;
+}
+
+static void emu_lane_main(void)
+{
+    gpursa_coop_item(emu_args, emu_tid0 + (uint32_t)emu_cur);
+    /* the last one back returns to the test, the others hand on */
+    if (++emu_done == EMU_N)
+        return;                                      /* uc_link: emu_main */
+    emu_cur = (emu_cur + 1) % EMU_N;
+    setcontext(&emu_ctx[emu_cur]);
+}
+
+/* Run the threads tid0 .. tid0+2T-1 (one item's). */
+static void emu_run_item(const gpursa_coop_args *a, uint32_t tid0)
+{
+    emu_args = a;
+    emu_tid0 = tid0;
+    emu_done = 0;
+    for (int i = 0; i < EMU_N; i++) {
+        if (emu_stack[i] == NULL)
+            emu_stack[i] = malloc(1 << 16);
+        ck_assert_ptr_nonnull(emu_stack[i]);
+        emu_round[i] = 0;
+        ck_assert_int_eq(getcontext(&emu_ctx[i]), 0);
+        emu_ctx[i].uc_stack.ss_sp = emu_stack[i];
+        emu_ctx[i].uc_stack.ss_size = 1 << 16;
+        emu_ctx[i].uc_link = &emu_main;
+        makecontext(&emu_ctx[i], emu_lane_main, 0);
+    }
+    emu_cur = 0;
+    ck_assert_int_eq(swapcontext(&emu_main, &emu_ctx[0]), 0);
+    ck_assert_int_eq(emu_done, EMU_N);
+    for (int i = 1; i < EMU_N; i++)
+        ck_assert_int_eq(emu_round[i], emu_round[0]);  /* converged throughout */
+}
+
+/* ---- batches ---------------------------------------------------------------------------- */
+
+typedef struct {
+    int count;
+    uint32_t stride;
+    const void **keys;
+    uint32_t *in, *r, *rinv, *out;
+    int32_t *status;
+} batch;
+
+static void batch_init(batch *b, int count)
+{
+    b->count = count;
+    b->stride = (uint32_t)count;
+    b->keys = calloc((size_t)count, sizeof(*b->keys));
+    b->in = calloc((size_t)NL * count, 4);
+    b->r = calloc((size_t)NL * count, 4);
+    b->rinv = calloc((size_t)NL * count, 4);
+    b->out = malloc((size_t)NL * count * 4);
+    b->status = malloc((size_t)count * 4);
+    ck_assert(b->keys && b->in && b->r && b->rinv && b->out && b->status);
+    memset(b->out, 0xa5, (size_t)NL * count * 4);
+    memset(b->status, 0x5a, (size_t)count * 4);
+}
+
+static void batch_free(batch *b)
+{
+    free(b->keys);
+    free(b->in);
+    free(b->r);
+    free(b->rinv);
+    free(b->out);
+    free(b->status);
+}
+
+static void soa_set(uint32_t *soa, const batch *b, int item, const mpz_t z)
+{
+    uint32_t l[NL];
+    gt_to_limbs(l, NL, z);
+    for (int j = 0; j < NL; j++)
+        soa[(size_t)j * b->stride + item] = l[j];
+}
+
+static void soa_get(mpz_t z, const uint32_t *soa, const batch *b, int item)
+{
+    uint32_t l[NL];
+    for (int j = 0; j < NL; j++)
+        l[j] = soa[(size_t)j * b->stride + item];
+    gt_from_limbs(z, l, NL);
+}
+
+/* Run the batch as the launch would: whole warps, so up to a warp's worth of
+ * threads past the last item run too (and must store nothing). */
+static void batch_run(batch *b)
+{
+    gpursa_coop_args a;
+    uint32_t threads = ((uint32_t)b->count * GPURSA_COOP_LANES + 31) & ~31u;
+    a.keys = b->keys;
+    a.in = b->in;
+    a.r = b->r;
+    a.rinv = b->rinv;
+    a.out = b->out;
+    a.status = b->status;
+    a.count = (uint32_t)b->count;
+    a.stride = b->stride;
+    for (uint32_t t0 = 0; t0 < threads; t0 += GPURSA_COOP_LANES)
+        emu_run_item(&a, t0);
+}
+
+/* ---- keys and inputs -------------------------------------------------------------------- */
+
+static gt_rsa_key keys[3];
+static gpursa_rsa_keydata *kds[3];
+
+static void keys_make(void)
+{
+    for (int s = 0; s < 3; s++) {
+        gt_rsa_keygen(&keys[s], BITS, s == 1 ? 3 : 65537, s);
+        kds[s] = malloc(sizeof(*kds[s]));
+        if (kds[s] == NULL || gpursa_keyconv_load(kds[s], &keys[s].km) != GPURSA_GPU_OK)
+            abort();
+    }
+}
+
+static void make_blind(mpz_t r, mpz_t rinv, const mpz_t n, int k)
+{
+    if (k == 1)
+        mpz_set_ui(r, 1);
+    else if (k == 2)
+        mpz_sub_ui(r, n, 1);
+    else
+        do
+            mpz_urandomm(r, gt_rand, n);
+        while (mpz_sgn(r) == 0 || !mpz_invert(rinv, r, n));
+    ck_assert(mpz_invert(rinv, r, n));
+}
+
+static void make_input(mpz_t c, const gt_rsa_key *kk, int k)
+{
+    switch (k) {
+    case 0: mpz_set_ui(c, 0); break;
+    case 1: mpz_set_ui(c, 1); break;
+    case 2: mpz_sub_ui(c, kk->n, 1); break;
+    case 3: mpz_set(c, kk->p); break;
+    case 4: mpz_mul_ui(c, kk->q, 3); break;
+    case 5: gt_operand(c, 5, kk->n, NL); break;     /* all-ones limbs mod n */
+    default: mpz_urandomm(c, gt_rand, kk->n); break;
+    }
+}
+
+/* count items, item i with key (i % nkeys), inputs k0 + i; every result
+ * against GMP. Two warps and a part, so lanes past the end are exercised. */
+static void run_good(int nkeys, int k0, int count)
+{
+    batch b;
+    mpz_t c, r, rinv, want, got;
+    mpz_inits(c, r, rinv, want, got, NULL);
+    batch_init(&b, count);
+    mpz_t *wants = malloc(sizeof(mpz_t) * (size_t)count);
+    ck_assert_ptr_nonnull(wants);
+    for (int i = 0; i < count; i++) {
+        int s = i % nkeys;
+        b.keys[i] = kds[s];
+        make_input(c, &keys[s], k0 + i);
+        make_blind(r, rinv, keys[s].n, (k0 + i) % 4);
+        soa_set(b.in, &b, i, c);
+        soa_set(b.r, &b, i, r);
+        soa_set(b.rinv, &b, i, rinv);
+        mpz_init(wants[i]);
+        mpz_powm(wants[i], c, keys[s].d, keys[s].n);
+    }
+    batch_run(&b);
+    for (int i = 0; i < count; i++) {
+        soa_get(got, b.out, &b, i);
+        if (b.status[i] != GPURSA_ITEM_OK || mpz_cmp(got, wants[i]) != 0)
+            ck_abort_msg("coop %d bits item %d (key %d, input %d): status %d, %s", BITS, i, i % nkeys,
+                         k0 + i, b.status[i], mpz_cmp(got, wants[i]) ? "wrong result" : "right result");
+        mpz_clear(wants[i]);
+    }
+    free(wants);
+    batch_free(&b);
+    mpz_clears(c, r, rinv, want, got, NULL);
+}
+
+START_TEST(test_edges)
+{
+    run_good(1, 0, PER_WARP * 2 + 1);
+}
+END_TEST
+
+START_TEST(test_random_keys)
+{
+    /* edge-case key shapes (p < q, p > q, e = 3) mixed in one warp */
+    run_good(3, 6, PER_WARP * 2 - 1);
+}
+END_TEST
+
+START_TEST(test_edge_blinding)
+{
+    run_good(2, 100, PER_WARP * 2);
+}
+END_TEST
+
+/* c >= n and r * rinv != 1: BADINPUT and a zero result; a wrong dp: FAULT
+ * and a zero result; good items in the same warp stay right. */
+START_TEST(test_bad)
+{
+    gpursa_rsa_keydata *wrong = malloc(sizeof(*wrong));
+    gt_rsa_key *kk = &keys[0];
+    batch b;
+    const int count = PER_WARP * 2;
+    mpz_t c, r, rinv, got, want;
+    ck_assert_ptr_nonnull(wrong);
+    memcpy(wrong, kds[0], sizeof(*wrong));
+    wrong->dp[1] ^= 0x10u;
+    mpz_inits(c, r, rinv, got, want, NULL);
+    batch_init(&b, count);
+    for (int i = 0; i < count; i++) {
+        b.keys[i] = kds[0];
+        mpz_urandomm(c, gt_rand, kk->n);
+        make_blind(r, rinv, kk->n, 0);
+        switch (i % 4) {
+        case 0: mpz_set(c, kk->n); break;                     /* c == n */
+        case 1: mpz_add_ui(rinv, rinv, 1); mpz_mod(rinv, rinv, kk->n); break;  /* r rinv != 1 */
+        case 2: b.keys[i] = wrong; break;                     /* FAULT */
+        case 3: break;                                        /* good */
+        }
+        soa_set(b.in, &b, i, c);
+        soa_set(b.r, &b, i, r);
+        soa_set(b.rinv, &b, i, rinv);
+    }
+    batch_run(&b);
+    for (int i = 0; i < count; i++) {
+        int want_st = i % 4 == 0 || i % 4 == 1 ? GPURSA_ITEM_BADINPUT
+                      : i % 4 == 2 ? GPURSA_ITEM_FAULT : GPURSA_ITEM_OK;
+        soa_get(got, b.out, &b, i);
+        ck_assert_msg(b.status[i] == want_st, "item %d: status %d, want %d", i, b.status[i], want_st);
+        if (want_st != GPURSA_ITEM_OK) {
+            ck_assert_msg(mpz_sgn(got) == 0, "item %d: failed item with a nonzero result", i);
+        } else {
+            soa_get(c, b.in, &b, i);
+            mpz_powm(want, c, kk->d, kk->n);
+            ck_assert(mpz_cmp(got, want) == 0);
+        }
+    }
+    batch_free(&b);
+    gpursa_keyconv_cleanse(wrong, sizeof(*wrong));
+    free(wrong);
+    mpz_clears(c, r, rinv, got, want, NULL);
+}
+END_TEST
+
+/* Lanes past the end of a batch store nothing: the words after the last
+ * item's results (a larger stride) keep their canary. */
+START_TEST(test_past_end)
+{
+    batch b;
+    mpz_t c, r, rinv, want, got;
+    const int count = 1;
+    mpz_inits(c, r, rinv, want, got, NULL);
+    batch_init(&b, PER_WARP);                 /* room for a whole warp */
+    b.count = count;
+    for (int i = 0; i < count; i++) {
+        b.keys[i] = kds[1];
+        mpz_urandomm(c, gt_rand, keys[1].n);
+        make_blind(r, rinv, keys[1].n, 0);
+        soa_set(b.in, &b, i, c);
+        soa_set(b.r, &b, i, r);
+        soa_set(b.rinv, &b, i, rinv);
+    }
+    batch_run(&b);
+    soa_get(got, b.out, &b, 0);
+    mpz_powm(want, c, keys[1].d, keys[1].n);
+    ck_assert(b.status[0] == GPURSA_ITEM_OK && mpz_cmp(got, want) == 0);
+    for (int i = count; i < PER_WARP; i++) {
+        ck_assert_int_eq(b.status[i], 0x5a5a5a5a);
+        for (int j = 0; j < NL; j++)
+            ck_assert_uint_eq(b.out[(size_t)j * b.stride + i], 0xa5a5a5a5u);
+    }
+    batch_free(&b);
+    mpz_clears(c, r, rinv, want, got, NULL);
+}
+END_TEST
+
+int main(void)
+{
+    gt_init();
+    keys_make();
+    Suite *s = suite_create("gpu_coop");
+    TCase *tc = tcase_create("coop");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_edges);
+    tcase_add_test(tc, test_random_keys);
+    tcase_add_test(tc, test_edge_blinding);
+    tcase_add_test(tc, test_bad);
+    tcase_add_test(tc, test_past_end);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    for (int i = 0; i < 3; i++) {
+        gpursa_keyconv_cleanse(kds[i], sizeof(*kds[i]));
+        free(kds[i]);
+        gt_rsa_key_free(&keys[i]);
+    }
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
