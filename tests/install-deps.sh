@@ -1,10 +1,17 @@
 #!/bin/sh
 # Install what building and testing gpursa needs on Debian/Ubuntu (run as root or with sudo).
+# clang with its sanitizer and libFuzzer runtimes, and gcc's (libasan, libtsan: part of
+# build-essential), are for tests/ci-security.sh; xxd is for the hostile-input CLI tests.
 set -e
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
+# Debian 12 ships clang's runtimes (libclang_rt.asan, .fuzzer, ...) in libclang-rt-dev;
+# Ubuntu 22.04 has them in clang's own dependencies and no such package.
+rt=""
+apt-cache show libclang-rt-dev >/dev/null 2>&1 && rt=libclang-rt-dev
 $SUDO apt-get install -y -q --no-install-recommends \
   build-essential autoconf automake libtool pkg-config \
   libssl-dev openssl check libgmp-dev valgrind ca-certificates \
-  haproxy nginx curl nghttp2-client python3
+  haproxy nginx curl nghttp2-client python3 \
+  clang $rt xxd

@@ -17,6 +17,18 @@ void gt_init(void)
     gmp_randinit_default(gt_rand);
     gmp_randseed_ui(gt_rand, seed);
     fprintf(stderr, "# GPURSA_TEST_SEED=%lu\n", seed);
+    if (gt_random_cases(60) != 60)
+        fprintf(stderr, "# GPURSA_TEST_SCALE=%s: fewer random cases\n", getenv("GPURSA_TEST_SCALE"));
+}
+
+int gt_random_cases(int count)
+{
+    const char *s = getenv("GPURSA_TEST_SCALE");
+    int scale = s != NULL ? atoi(s) : 1;
+
+    if (scale <= 1)
+        return count;
+    return count / scale > 0 ? count / scale : 1;
 }
 
 void gt_to_limbs(uint32_t *a, int n, const mpz_t z)

@@ -12,6 +12,9 @@
 
 extern gmp_randstate_t gt_rand;
 void gt_init(void); /* seeds from GPURSA_TEST_SEED or the time, prints the seed */
+/* count random cases divided by GPURSA_TEST_SCALE (default 1), at least one;
+ * edge cases are never scaled.  For slow runs (sanitizer builds in CI). */
+int gt_random_cases(int count);
 
 void gt_to_limbs(uint32_t *a, int n, const mpz_t z);   /* z < 2^(32n) */
 void gt_from_limbs(mpz_t z, const uint32_t *a, int n);

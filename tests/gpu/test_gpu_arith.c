@@ -22,9 +22,12 @@ static const int sizes[] = {16, 32, 48, 64, 96, 128};
 #define NSIZES (int)(sizeof(sizes) / sizeof(sizes[0]))
 static const int variants[] = {GPURSA_VARIANT_IMAD, GPURSA_VARIANT_XMAD};
 
-/* Per size: moduli (edge shapes + random) x operands (edges + random). */
-#define RANDOM_MODULI 4
-#define RANDOM_OPERANDS 8
+/* Per size: moduli (edge shapes + random) x operands (edges + random).
+ * GPURSA_TEST_SCALE divides the random counts (gt_random_cases), never the
+ * edge cases: sanitizer builds in CI run the same shapes, fewer of them. */
+static int random_moduli = 4, random_operands = 8, random_exponents = 5;
+#define RANDOM_MODULI random_moduli
+#define RANDOM_OPERANDS random_operands
 
 typedef struct {
     int n, variant;
@@ -168,7 +171,7 @@ static void run_exp(int n, int v)
         mpz_mul_2exp(R, R, 32 * n);
         mpz_mod(c.tmp, R, c.m);
         gt_to_limbs(one, n, c.tmp);
-        for (int k = 0; k < 10; k++) {
+        for (int k = 0; k < 5 + random_exponents; k++) {
             /* exponents: 0, 1, all ones, top bit only, runs, random; bit
              * lengths that are and are not multiples of the window.  Secret
              * exponents are half-size (n <= 64): full length there, shorter
@@ -280,6 +283,9 @@ static Suite *make_arith_suite(void)
 int main(void)
 {
     gt_init();
+    random_moduli = gt_random_cases(random_moduli);
+    random_operands = gt_random_cases(random_operands);
+    random_exponents = gt_random_cases(random_exponents);
     SRunner *sr = srunner_create(make_arith_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -167,12 +167,22 @@ static void run_bad(int size_idx, int variant)
     mpz_clears(c, r, rinv, got, x, NULL);
 }
 
-/* _i: size index * 2 + variant index */
-START_TEST(test_op_random_and_edges) { run_op(_i / 2, variants[_i % 2], 0, INPUT_EDGES + 6); }
+/* _i: size index * 2 + variant index; edge inputs, then random ones (fewer
+ * with GPURSA_TEST_SCALE) */
+START_TEST(test_op_random_and_edges)
+{
+    run_op(_i / 2, variants[_i % 2], 0, INPUT_EDGES + gt_random_cases(6));
+}
 END_TEST
-START_TEST(test_op_small_e_extreme_primes) { run_op(_i / 2, variants[_i % 2], 1, INPUT_EDGES + 2); }
+START_TEST(test_op_small_e_extreme_primes)
+{
+    run_op(_i / 2, variants[_i % 2], 1, INPUT_EDGES + gt_random_cases(2));
+}
 END_TEST
-START_TEST(test_op_p_gt_q_64bit_e_unequal_lengths) { run_op(_i / 2, variants[_i % 2], 2, INPUT_EDGES + 2); }
+START_TEST(test_op_p_gt_q_64bit_e_unequal_lengths)
+{
+    run_op(_i / 2, variants[_i % 2], 2, INPUT_EDGES + gt_random_cases(2));
+}
 END_TEST
 START_TEST(test_op_badinput_and_fault) { run_bad(_i / 2, variants[_i % 2]); }
 END_TEST
@@ -346,6 +356,10 @@ static gpursa_gpu_device *open_dev(gpursa_variant v)
  * BADINPUT, and items of a fourth key whose dp is wrong: FAULT. */
 static void run_backend_batch(int size_idx, gpursa_variant v, size_t nitems)
 {
+    /* GPURSA_TEST_SCALE: fewer items, never below 9 (every key, a BADINPUT
+     * item and the host backend's thread split at 8+ stay covered) */
+    if (nitems > 9)
+        nitems = 9 + (size_t)gt_random_cases((int)nitems - 9);
     gpursa_gpu_device *dev = open_dev(v);
     if (dev == NULL)
         return; /* variant not offered by this backend */

@@ -372,7 +372,8 @@ START_TEST(ir_published_vectors_through_evp)
     }
     ck_assert_int_eq(decrypt_with(g, GP, NULL, ct, (size_t)ctlen, out, sizeof(out), &outlen), 1);
     ck_assert_msg(outlen == (size_t)wantlen, "%s: %zu bytes, want %ld", v->name, outlen, wantlen);
-    ck_assert_mem_eq(out, want, outlen);
+    if (outlen > 0) /* want is NULL for an empty message: no memcmp with NULL (UBSan) */
+        ck_assert_mem_eq(out, want, outlen);
     OPENSSL_free(ct);
     OPENSSL_free(want);
     EVP_PKEY_free(g);
