@@ -30,6 +30,7 @@ struct gpursa_gpu_device {
     int index;
     gpursa_variant variant;                  /* asked for, or the 2048-bit choice of AUTO */
     gpursa_variant by_size[4];               /* per modulus size (1024, 2048, 3072, 4096) */
+    uint32_t coop_upto[4];                   /* AUTO: batches of at most this many items run COOP */
     int cc_major, cc_minor;
     int sm_count;
     int lost;                                /* set by any sticky CUDA error (atomic) */
@@ -173,16 +174,24 @@ static int gpursa_cuda_size_index(int bits)
 
 /* The variant a device runs for one modulus size when the caller leaves it
  * to us: the two-pass algorithm where the multiplier is 16 bits wide (before
- * sm_70); on Hopper what measured fastest there (bench/RESULTS.md): two
- * lanes per item for the halves of up to 32 limbs, where it also reaches its
- * peak with half the batch, one thread per item above; the row-oriented
- * carry chains elsewhere. */
-static gpursa_variant gpursa_cuda_auto_variant(int major, int bits)
+ * sm_70); on Hopper what measured fastest there (bench/RESULTS.md, "COOP"):
+ * COOP for 3072 and 4096 (lower latency at every batch size and the higher
+ * peak), FAST for 2048 with COOP for batches up to *coop_upto items (where
+ * its 4.6 ms kernel beats FAST's 16 ms one; FAST's peak is higher from
+ * 16,384 items on), FAST for 1024 (faster at every size there); the
+ * row-oriented carry chains elsewhere (COOP not measured on those GPUs). */
+static gpursa_variant gpursa_cuda_auto_variant(int major, int bits, uint32_t *coop_upto)
 {
+    *coop_upto = 0;
     if (major < 7)
         return GPURSA_VARIANT_XMAD;
-    if (major >= 9 && bits <= 2048 && gpursa_cuda_has(bits, GPURSA_VARIANT_FAST))
+    if (major >= 9 && bits >= 3072 && gpursa_cuda_has(bits, GPURSA_VARIANT_COOP))
+        return GPURSA_VARIANT_COOP;
+    if (major >= 9 && bits <= 2048 && gpursa_cuda_has(bits, GPURSA_VARIANT_FAST)) {
+        if (bits == 2048 && gpursa_cuda_has(bits, GPURSA_VARIANT_COOP))
+            *coop_upto = 8192;
         return GPURSA_VARIANT_FAST;
+    }
     return GPURSA_VARIANT_IMAD;
 }
 
@@ -229,9 +238,12 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
     {
         static const int sizes[4] = {1024, 2048, 3072, 4096};
         int i;
-        for (i = 0; i < 4; i++)
+        for (i = 0; i < 4; i++) {
+            dev->coop_upto[i] = 0;
             dev->by_size[i] = variant == GPURSA_VARIANT_AUTO
-                                  ? gpursa_cuda_auto_variant(prop.major, sizes[i]) : variant;
+                                  ? gpursa_cuda_auto_variant(prop.major, sizes[i], &dev->coop_upto[i])
+                                  : variant;
+        }
     }
     dev->variant = dev->by_size[1];
     if (!gpursa_cuda_has(2048, dev->variant) && !gpursa_cuda_has(1024, dev->variant)) {
@@ -239,12 +251,12 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
         return GPURSA_GPU_ERR_UNSUPPORTED;
     }
     snprintf(dev->desc, sizeof(dev->desc),
-             "cuda:%d %s (sm_%d%d, %d SMs, %.0f MiB), variant %s/%s/%s/%s for 1024/2048/3072/4096%s, "
+             "cuda:%d %s (sm_%d%d, %d SMs, %.0f MiB), variant %s/%s%s/%s/%s for 1024/2048/3072/4096%s, "
              "%d registers (RSA-2048)",
              index, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
              prop.totalGlobalMem / 1048576.0, gpursa_variant_name(dev->by_size[0]),
-             gpursa_variant_name(dev->by_size[1]), gpursa_variant_name(dev->by_size[2]),
-             gpursa_variant_name(dev->by_size[3]),
+             gpursa_variant_name(dev->by_size[1]), dev->coop_upto[1] ? " (coop up to 8192 items)" : "",
+             gpursa_variant_name(dev->by_size[2]), gpursa_variant_name(dev->by_size[3]),
              gpursa_cuda_fast_chains() ? " (fast: carry chains)" : "",
              gpursa_cuda_kernel_regs(2048, dev->variant));
     *out = dev;
@@ -500,7 +512,8 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
         a.status = b->d_status;
         a.count = (uint32_t)n;
         a.stride = (uint32_t)stride;
-        gpursa_variant v = dev->by_size[gpursa_cuda_size_index(b->bits)];
+        int si = gpursa_cuda_size_index(b->bits);
+        gpursa_variant v = (uint32_t)n <= dev->coop_upto[si] ? GPURSA_VARIANT_COOP : dev->by_size[si];
         switch (b->bits) {
         case 1024: e = gpursa_cuda_launch_1024(v, &a, b->stream); break;
         case 2048: e = gpursa_cuda_launch_2048(v, &a, b->stream); break;
