@@ -11,13 +11,21 @@ static void *gpursa_cpu_worker(void *arg)
 {
     gpursa_qrt *rt = arg;
     gpursa_cpu_pool *p = &rt->pool;
+    unsigned tstate_seen = 0;
 
+    gpursa_thread_name("gpursa-cpu");
     pthread_mutex_lock(&p->mu);
     for (;;) {
         gpursa_req *r;
 
-        while (p->list.head == NULL && !p->stop)
+        while (p->list.head == NULL && !p->stop && tstate_seen == atomic_load(&rt->tstate_gen))
             pthread_cond_wait(&p->cond, &p->mu);
+        if (tstate_seen != atomic_load(&rt->tstate_gen)) {
+            pthread_mutex_unlock(&p->mu);
+            gpursa_thread_state_check(rt, &tstate_seen);
+            pthread_mutex_lock(&p->mu);
+            continue;
+        }
         if (p->list.head == NULL)
             break;                      /* stopping and drained */
         r = p->list.head;

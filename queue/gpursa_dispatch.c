@@ -518,11 +518,19 @@ static void *gpursa_runner(void *arg)
 {
     gpursa_slot *s = arg;
     gpursa_dev *d = s->dev;
+    unsigned tstate_seen = 0;
 
+    gpursa_thread_name("gpursa-run");
     pthread_mutex_lock(&d->mu);
     for (;;) {
-        while (!s->filled && !s->quit)
+        while (!s->filled && !s->quit && tstate_seen == atomic_load(&d->rt->tstate_gen))
             pthread_cond_wait(&s->cond, &d->mu);
+        if (tstate_seen != atomic_load(&d->rt->tstate_gen)) {
+            pthread_mutex_unlock(&d->mu);
+            gpursa_thread_state_check(d->rt, &tstate_seen);
+            pthread_mutex_lock(&d->mu);
+            continue;
+        }
         if (!s->filled)
             break;
         pthread_mutex_unlock(&d->mu);
@@ -660,6 +668,7 @@ static void *gpursa_dispatcher(void *arg)
     uint64_t wait_ns = (uint64_t)rt->q->cfg.max_wait_us * 1000u;
     size_t max_batch = rt->q->cfg.max_batch;
 
+    gpursa_thread_name("gpursa-disp");
     pthread_mutex_lock(&d->mu);
     while (!d->quit) {
         uint64_t now = gpursa_now_ns(), next = UINT64_MAX;

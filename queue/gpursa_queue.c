@@ -3,6 +3,8 @@
  * runtime (restarted in a child after fork), and the private operation as
  * blocking threads and async jobs call it.
  */
+#define _GNU_SOURCE               /* pthread_setname_np */
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,6 +46,88 @@ static void gpursa_atfork_child(void)
 static void gpursa_atfork_register(void)
 {
     pthread_atfork(gpursa_atfork_prepare, gpursa_atfork_parent, gpursa_atfork_child);
+}
+
+/* Runtimes with threads, under the global lock (see gpursa_qrt.live_next). */
+static gpursa_qrt *gpursa_live_rts;
+static pthread_once_t gpursa_atexit_once = PTHREAD_ONCE_INIT;
+
+void gpursa_thread_name(const char *name)
+{
+    pthread_setname_np(pthread_self(), name);
+}
+
+void gpursa_thread_state_check(gpursa_qrt *rt, unsigned *seen)
+{
+    unsigned gen = atomic_load(&rt->tstate_gen);
+
+    if (gen == *seen)
+        return;
+    *seen = gen;
+    OPENSSL_thread_stop();
+    pthread_mutex_lock(&rt->tstate_mu);
+    rt->tstate_done++;
+    pthread_cond_broadcast(&rt->tstate_cond);
+    pthread_mutex_unlock(&rt->tstate_mu);
+}
+
+/* Asks every runner and CPU worker of rt to drop its OpenSSL state and
+ * waits (bounded: exit must never hang) until they did. */
+static void gpursa_rt_release_thread_state(gpursa_qrt *rt)
+{
+    unsigned want, threads = 0;
+    struct timespec until;
+
+    for (int i = 0; i < rt->ndev; i++)
+        threads += (unsigned)rt->dev[i].nslots;
+    threads += (unsigned)rt->pool.nthreads;
+    pthread_mutex_lock(&rt->tstate_mu);
+    want = rt->tstate_done + threads;
+    pthread_mutex_unlock(&rt->tstate_mu);
+    atomic_fetch_add(&rt->tstate_gen, 1);
+    /* Under each waiter's own lock, so none misses the request. */
+    for (int i = 0; i < rt->ndev; i++) {
+        gpursa_dev *d = &rt->dev[i];
+
+        pthread_mutex_lock(&d->mu);
+        for (int j = 0; j < d->nslots; j++)
+            pthread_cond_signal(&d->slots[j].cond);
+        pthread_mutex_unlock(&d->mu);
+    }
+    pthread_mutex_lock(&rt->pool.mu);
+    pthread_cond_broadcast(&rt->pool.cond);
+    pthread_mutex_unlock(&rt->pool.mu);
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2;
+    pthread_mutex_lock(&rt->tstate_mu);
+    while (rt->tstate_done < want)
+        if (pthread_cond_timedwait(&rt->tstate_cond, &rt->tstate_mu, &until) == ETIMEDOUT)
+            break;
+    pthread_mutex_unlock(&rt->tstate_mu);
+}
+
+/* Runs at exit() before OPENSSL_cleanup() (registered after OpenSSL's own
+ * handler, so earlier in the LIFO order), or at dlclose() of the module,
+ * when no runtime is left. Only this process's runtimes: a parent's (after
+ * fork) has no threads here. */
+static void gpursa_q_atexit(void)
+{
+    struct timespec until;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 1;
+    /* A thread that called exit() while holding the lock must not hang us. */
+    if (pthread_mutex_timedlock(&gpursa_q_global_lock, &until) != 0)
+        return;
+    for (gpursa_qrt *rt = gpursa_live_rts; rt != NULL; rt = rt->live_next)
+        if (rt->gen == gpursa_q_fork_gen() && rt->ndev > 0)
+            gpursa_rt_release_thread_state(rt);
+    pthread_mutex_unlock(&gpursa_q_global_lock);
+}
+
+static void gpursa_atexit_register(void)
+{
+    atexit(gpursa_q_atexit);
 }
 
 unsigned gpursa_q_fork_gen(void)
@@ -261,6 +345,9 @@ static gpursa_qrt *gpursa_rt_start(gpursa_queue *q, unsigned gen)
     rt->counts_host = host;
     pthread_mutex_init(&rt->bp_mu, NULL);
     pthread_cond_init(&rt->bp_cond, NULL);
+    pthread_mutex_init(&rt->tstate_mu, NULL);
+    pthread_cond_init(&rt->tstate_cond, NULL);
+    pthread_once(&gpursa_atexit_once, gpursa_atexit_register);
     if (q->ops->device_count(&count) != GPURSA_GPU_OK)
         count = 0;
     nidx = gpursa_parse_devices(q->cfg.devices, count, idx);
@@ -286,11 +373,21 @@ static gpursa_qrt *gpursa_rt_start(gpursa_queue *q, unsigned gen)
         gpursa_log_q(q, 2, "%s backend: %d device(s), %d batches in flight each, max_batch %u, "
                      "max_wait_us %u, max_inflight %u", q->ops->name, rt->ndev, nslots,
                      q->cfg.max_batch, q->cfg.max_wait_us, q->cfg.max_inflight);
+    rt->live_next = gpursa_live_rts;
+    gpursa_live_rts = rt;
     return rt;
 }
 
 static void gpursa_rt_stop(gpursa_qrt *rt)
 {
+    pthread_mutex_lock(&gpursa_q_global_lock);
+    for (gpursa_qrt **p = &gpursa_live_rts; *p != NULL; p = &(*p)->live_next) {
+        if (*p == rt) {
+            *p = rt->live_next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&gpursa_q_global_lock);
     atomic_store(&rt->stop, 1);
     for (int i = 0; i < rt->ndev; i++)
         gpursa_dev_stop(&rt->dev[i]);
@@ -298,6 +395,8 @@ static void gpursa_rt_stop(gpursa_qrt *rt)
         gpursa_cpu_pool_stop(rt);
     pthread_cond_destroy(&rt->bp_cond);
     pthread_mutex_destroy(&rt->bp_mu);
+    pthread_cond_destroy(&rt->tstate_cond);
+    pthread_mutex_destroy(&rt->tstate_mu);
     free(rt);
 }
 
@@ -334,6 +433,16 @@ int gpursa_queue_new(const gpursa_config *cfg, gpursa_stats *stats,
             return 1;
         case GPURSA_CFG_BACKEND_HOST:
             ops = gpursa_gpu_backend(GPURSA_BACKEND_HOST);
+#ifdef GPURSA_BENCH_INSTANT
+            /* Benchmark builds only (make CPPFLAGS=-DGPURSA_BENCH_INSTANT):
+             * the queue's CPU cost without the exponentiation. */
+            if (getenv("GPURSA_BENCH_INSTANT") != NULL
+                && strcmp(getenv("GPURSA_BENCH_INSTANT"), "1") == 0) {
+                ops = gpursa_bench_instant_backend();
+                fprintf(stderr, "gpursa[warn]: BENCHMARK-ONLY instant backend: results "
+                        "come from a cache, nothing is exponentiated per operation\n");
+            }
+#endif
             break;
         case GPURSA_CFG_BACKEND_CUDA:
         case GPURSA_CFG_BACKEND_AUTO:

@@ -162,6 +162,16 @@ struct gpursa_qrt {
     pthread_cond_t bp_cond;
     atomic_int stop;             /* set once at queue free */
     int counts_host;             /* the backend is the host one: ops_host */
+    /* OpenSSL keeps per-thread state (DRBGs, error queue) that only
+     * OPENSSL_thread_stop() frees, and it does nothing once OPENSSL_cleanup()
+     * has begun, which is where a provider loaded for the whole process is
+     * torn down. So at exit() (an atexit handler that runs before OpenSSL's)
+     * every runner and CPU worker drops its state first. */
+    struct gpursa_qrt *live_next;        /* live runtimes, under the global lock */
+    atomic_uint tstate_gen;              /* bumped: drop the per-thread state */
+    pthread_mutex_t tstate_mu;
+    pthread_cond_t tstate_cond;
+    unsigned tstate_done;                /* threads that did, cumulative */
 };
 
 struct gpursa_queue {
@@ -183,6 +193,11 @@ void gpursa_req_complete(gpursa_qrt *rt, gpursa_req *r, int ok);
 void gpursa_req_cpu(gpursa_qrt *rt, gpursa_req *r);
 void gpursa_list_append(gpursa_req_list *l, gpursa_req *r);
 void gpursa_list_splice(gpursa_req_list *dst, gpursa_req_list *src);
+/* Names the calling thread (visible in top -H, perf, /proc: bench/queue-cpu-cost.py). */
+void gpursa_thread_name(const char *name);
+/* A runner or CPU worker, holding no lock: if a release was asked since
+ * *seen, drops this thread's OpenSSL state and reports it. */
+void gpursa_thread_state_check(gpursa_qrt *rt, unsigned *seen);
 
 /* gpursa_cpu_pool.c */
 int gpursa_cpu_pool_start(gpursa_qrt *rt, int nthreads);
@@ -215,5 +230,8 @@ void gpursa_wake_ref(gpursa_wake *w);
 void gpursa_wake_unref(gpursa_wake *w);
 void gpursa_wake_signal(gpursa_wake *w);
 void gpursa_wake_drain(gpursa_wake *w);
+
+/* gpursa_bench_instant.c: BENCHMARK ONLY, see there. */
+const gpursa_gpu_backend_ops *gpursa_bench_instant_backend(void);
 
 #endif /* GPURSA_QUEUE_INT_H */

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""queue-cpu-cost.py: the CPU that gpursa's queue path costs per RSA operation,
+without a GPU and without the exponentiation.
+
+Runs `openssl speed -provider gpursa -provider default -async_jobs N rsaBITS`
+in ONE process with ONE application thread, on the BENCHMARK-ONLY instant
+backend (queue/gpursa_bench_instant.c: a batch completes at once, results from
+a cache keyed by the whole input, checked once), and reads every thread's CPU
+time (/proc/PID/task/TID/schedstat, ns) when the signing phase starts and when
+it ends. What is left per operation is everything but the exponentiation:
+EVP, the provider's padding, the queue (enqueue, dispatcher, runner, blinding,
+completion, eventfd wake) and the ASYNC pause/resume, plus openssl speed's own
+loop (select() over the wait contexts' fds).
+
+The build must be a benchmark build:
+    mkdir build-bench && cd build-bench
+    /path/to/configure --without-cuda CPPFLAGS=-DGPURSA_BENCH_INSTANT && make
+    python3 ../bench/queue-cpu-cost.py --modules provider/.libs --jobs 64,256
+
+Threads are told apart by name: the application's thread (the process's main
+thread), gpursa-disp (dispatcher), gpursa-run (runners), gpursa-cpu (CPU
+workers); anything else is "other" (OpenSSL or the backend).
+
+Options:
+  --openssl PATH     openssl binary (default: openssl)
+  --modules DIR      OPENSSL_MODULES (default: $OPENSSL_MODULES or provider/.libs)
+  --jobs N[,N...]    async jobs (default 64,256)
+  --bits B           RSA size (default 2048)
+  --seconds S        signing time per run (default 5)
+  --repeat R         runs per N; the median by total CPU/op is reported (default 1)
+  --latency-us U     modelled device latency (GPURSA_BENCH_INSTANT_US, no CPU spent)
+  --real-host        the real host backend instead (exponentiations on the CPU)
+  --perf FILE        record the signing phase with perf (perf record -g), to FILE.N
+  --csv FILE         append one row per reported run
+"""
+import argparse
+import os
+import re
+import select
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+GROUPS = ("app", "gpursa-disp", "gpursa-run", "gpursa-cpu", "other")
+
+
+def thread_times(pid):
+    """{tid: (name, cpu_ns)} for every thread of pid."""
+    out = {}
+    tck = os.sysconf("SC_CLK_TCK")
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        base = f"/proc/{pid}/task/{tid}"
+        try:
+            with open(base + "/comm") as f:
+                name = f.read().strip()
+            try:
+                with open(base + "/schedstat") as f:
+                    ns = int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                with open(base + "/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                ns = (int(fields[11]) + int(fields[12])) * 1_000_000_000 // tck
+        except OSError:
+            continue
+        out[int(tid)] = (name, ns)
+    return out
+
+
+def group_of(pid, tid, name):
+    if tid == pid:
+        return "app"
+    for g in GROUPS[1:4]:
+        if name.startswith(g):
+            return g
+    return "other"
+
+
+def one_run(args, jobs, run_no):
+    env = dict(os.environ)
+    env["OPENSSL_MODULES"] = args.modules
+    env["GPURSA_BACKEND"] = "host"
+    env["GPURSA_STATS"] = "1"
+    env.pop("OPENSSL_CONF", None)
+    if not args.real_host:
+        env["GPURSA_BENCH_INSTANT"] = "1"
+        if args.latency_us:
+            env["GPURSA_BENCH_INSTANT_US"] = str(args.latency_us)
+    cmd = [args.openssl, "speed", "-elapsed", "-seconds", str(args.seconds), "-provider", "gpursa",
+           "-provider", "default", "-propquery", "?provider=gpursa",
+           "-async_jobs", str(jobs), f"rsa{args.bits}"]
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    buf = b""
+    t_a = t_b = None
+    s_a = s_b = None
+    perf = None
+    fds = [p.stdout.fileno(), p.stderr.fileno()]
+    err = b""
+    while fds:
+        ready, _, _ = select.select(fds, [], [], 1.0)
+        for fd in ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                fds.remove(fd)
+                continue
+            if fd == p.stderr.fileno():
+                err += chunk
+            buf += chunk
+            if s_a is None and re.search(rb"private rsa's for", buf):
+                s_a, t_a = thread_times(p.pid), time.monotonic()
+                if args.perf:
+                    perf = subprocess.Popen(["perf", "record", "-q", "-g", "-e", "cpu-clock",
+                                             "-F", "2000", "-p", str(p.pid), "-o",
+                                             f"{args.perf}.{jobs}.{run_no}"],
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if s_a is not None and s_b is None and re.search(rb"private RSA's in", buf):
+                s_b, t_b = thread_times(p.pid), time.monotonic()
+                if perf is not None:
+                    perf.send_signal(signal.SIGINT)
+                    perf.wait()
+    p.wait()
+    text = buf.decode(errors="replace")
+    m = re.search(r"(\d+) \d+ bits private RSA's in ([\d.]+)s", text)
+    if p.returncode != 0 or m is None or s_a is None or s_b is None:
+        sys.stderr.write(err.decode(errors="replace"))
+        raise SystemExit(f"openssl speed failed (rc {p.returncode}): {' '.join(cmd)}")
+    ops = int(m.group(1))
+    secs = float(m.group(2))
+    per = {g: 0 for g in GROUPS}
+    for tid, (name, ns) in s_b.items():
+        ns0 = s_a.get(tid, (name, 0))[1]
+        per[group_of(p.pid, tid, name)] += ns - ns0
+    stats = re.search(r"gpursa: ops .*", text)
+    batch = re.search(r"mean_batch=([\d.]+)", text)
+    inline = re.search(r"inline=(\d+)", text)
+    return {
+        "jobs": jobs, "ops": ops, "secs": secs, "rate": ops / secs, "wall": t_b - t_a,
+        "us": {g: per[g] / 1000.0 / ops for g in GROUPS},
+        "total_us": sum(per.values()) / 1000.0 / ops,
+        "cores": sum(per.values()) / 1e9 / (t_b - t_a),
+        "mean_batch": float(batch.group(1)) if batch else 0.0,
+        "inline": int(inline.group(1)) if inline else 0,
+        "stats": stats.group(0) if stats else "",
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--openssl", default="openssl")
+    ap.add_argument("--modules", default=os.environ.get("OPENSSL_MODULES", "provider/.libs"))
+    ap.add_argument("--jobs", default="64,256")
+    ap.add_argument("--bits", type=int, default=2048)
+    ap.add_argument("--seconds", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--latency-us", type=int, default=0)
+    ap.add_argument("--real-host", action="store_true")
+    ap.add_argument("--perf")
+    ap.add_argument("--csv")
+    ap.add_argument("--label", default="")
+    args = ap.parse_args()
+    args.modules = os.path.abspath(args.modules)
+    if not os.path.exists(os.path.join(args.modules, "gpursa.so")):
+        raise SystemExit(f"no gpursa.so in {args.modules}")
+    print(f"# {os.cpu_count()} CPUs; backend {'host (real)' if args.real_host else 'instant'}"
+          f"{f', latency {args.latency_us} us' if args.latency_us else ''}; "
+          f"rsa{args.bits}, {args.seconds} s per run, CPU time in us per signature")
+    print(f"{'jobs':>5} {'sign/s':>9} {'app':>7} {'disp':>7} {'runner':>7} {'cpuwk':>7} "
+          f"{'other':>7} {'total':>7} {'cores':>5} {'batch':>6}")
+    for jobs in [int(j) for j in args.jobs.split(",")]:
+        runs = [one_run(args, jobs, i) for i in range(args.repeat)]
+        runs.sort(key=lambda r: r["total_us"])
+        r = runs[len(runs) // 2]
+        u = r["us"]
+        print(f"{jobs:>5} {r['rate']:>9.0f} {u['app']:>7.2f} {u['gpursa-disp']:>7.2f} "
+              f"{u['gpursa-run']:>7.2f} {u['gpursa-cpu']:>7.2f} {u['other']:>7.2f} "
+              f"{r['total_us']:>7.2f} {r['cores']:>5.2f} {r['mean_batch']:>6.1f}", flush=True)
+        if args.repeat > 1:
+            print(f"#   app us/op over {args.repeat} runs: "
+                  + ", ".join(f"{x['us']['app']:.2f}" for x in runs)
+                  + f" (median {statistics.median(x['us']['app'] for x in runs):.2f})")
+        if r["inline"]:
+            print(f"#   {r['inline']} operations ran inline on the CPU")
+        if args.csv:
+            new = not os.path.exists(args.csv)
+            with open(args.csv, "a") as f:
+                if new:
+                    f.write("label,jobs,ops,sign_per_s,app_us,disp_us,runner_us,cpuwk_us,"
+                            "other_us,total_us,cores,mean_batch\n")
+                f.write(f"{args.label},{jobs},{r['ops']},{r['rate']:.0f},{u['app']:.3f},"
+                        f"{u['gpursa-disp']:.3f},{u['gpursa-run']:.3f},{u['gpursa-cpu']:.3f},"
+                        f"{u['other']:.3f},{r['total_us']:.3f},{r['cores']:.2f},"
+                        f"{r['mean_batch']:.1f}\n")
+
+
+if __name__ == "__main__":
+    main()
