@@ -353,9 +353,12 @@ static gpursa_qrt *gpursa_rt_start(gpursa_queue *q, unsigned gen)
     nidx = gpursa_parse_devices(q->cfg.devices, count, idx);
     /* The host backend computes a batch inside batch_submit, spread over
      * its own threads (one per core): two runners keep a batch forming
-     * while one computes. On a GPU, three batches in flight overlap
-     * copy-in, compute and copy-out. */
-    nslots = host ? 2 : 3;
+     * while one computes. On a GPU, batches in flight overlap copy-in,
+     * compute, copy-out and each runner's host work (blinding, checks,
+     * completions, about as long as a COOP kernel): eight, since a COOP
+     * kernel takes the same 4.6 ms for 1 to 2,048 RSA-2048 items, so
+     * concurrent small batches cost the GPU nothing (bench/RESULTS.md). */
+    nslots = host ? 2 : 8;
     for (int i = 0; i < nidx; i++)
         if (gpursa_dev_start(rt, &rt->dev[rt->ndev], idx[i], nslots))
             rt->ndev++;
