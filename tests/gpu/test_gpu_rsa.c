@@ -443,11 +443,12 @@ START_TEST(test_backend_batch_mixed_keys)
     if (backend_skip)
         return;
     static const gpursa_variant vs[] = {GPURSA_VARIANT_AUTO, GPURSA_VARIANT_IMAD,
-                                        GPURSA_VARIANT_XMAD, GPURSA_VARIANT_FAST};
+                                        GPURSA_VARIANT_XMAD, GPURSA_VARIANT_FAST,
+                                        GPURSA_VARIANT_COOP};
     /* host: modest batches (every item runs on this CPU); threads split at 8+ */
     size_t n = getenv("GPURSA_TEST_BACKEND") && strcmp(getenv("GPURSA_TEST_BACKEND"), "cuda") == 0
-                   ? 300 : (_i / 4 < 2 ? 24 : 9);
-    run_backend_batch(_i / 4, vs[_i % 4], n);
+                   ? 300 : (_i / 5 < 2 ? 24 : 9);
+    run_backend_batch(_i / 5, vs[_i % 5], n);
 }
 END_TEST
 
@@ -522,7 +523,7 @@ static Suite *make_backend_suite(void)
     Suite *s = suite_create("gpu_backend");
     TCase *tc = tcase_create("backend");
     tcase_set_timeout(tc, 900);
-    tcase_add_loop_test(tc, test_backend_batch_mixed_keys, 0, 16);
+    tcase_add_loop_test(tc, test_backend_batch_mixed_keys, 0, 20);
     tcase_add_test(tc, test_backend_refusals);
     suite_add_tcase(s, tc);
     return s;
