@@ -17,6 +17,10 @@ The build must be a benchmark build:
     /path/to/configure --without-cuda CPPFLAGS=-DGPURSA_BENCH_INSTANT && make
     python3 ../bench/queue-cpu-cost.py --modules provider/.libs --jobs 64,256
 
+The queue's settings come from the environment as usual (GPURSA_MAX_WAIT_US,
+GPURSA_MAX_BATCH, ...): with the default max_wait_us a run with N jobs is
+bounded by N / max_wait, since all of openssl speed's jobs wait in one batch.
+
 Threads are told apart by name: the application's thread (the process's main
 thread), gpursa-disp (dispatcher), gpursa-run (runners), gpursa-cpu (CPU
 workers); anything else is "other" (OpenSSL or the backend).
@@ -27,7 +31,8 @@ Options:
   --jobs N[,N...]    async jobs (default 64,256)
   --bits B           RSA size (default 2048)
   --seconds S        signing time per run (default 5)
-  --repeat R         runs per N; the median by total CPU/op is reported (default 1)
+  --repeat R         runs per N; the one with the least total CPU/op is reported, the
+                     least disturbed on a shared machine (default 1)
   --latency-us U     modelled device latency (GPURSA_BENCH_INSTANT_US, no CPU spent)
   --real-host        the real host backend instead (exponentiations on the CPU)
   --perf FILE        record the signing phase with perf (perf record -g), to FILE.N
@@ -174,15 +179,17 @@ def main():
     for jobs in [int(j) for j in args.jobs.split(",")]:
         runs = [one_run(args, jobs, i) for i in range(args.repeat)]
         runs.sort(key=lambda r: r["total_us"])
-        r = runs[len(runs) // 2]
+        r = runs[0]
         u = r["us"]
         print(f"{jobs:>5} {r['rate']:>9.0f} {u['app']:>7.2f} {u['gpursa-disp']:>7.2f} "
               f"{u['gpursa-run']:>7.2f} {u['gpursa-cpu']:>7.2f} {u['other']:>7.2f} "
               f"{r['total_us']:>7.2f} {r['cores']:>5.2f} {r['mean_batch']:>6.1f}", flush=True)
         if args.repeat > 1:
-            print(f"#   app us/op over {args.repeat} runs: "
+            print(f"#   over {args.repeat} runs: app us/op "
                   + ", ".join(f"{x['us']['app']:.2f}" for x in runs)
-                  + f" (median {statistics.median(x['us']['app'] for x in runs):.2f})")
+                  + f" (median {statistics.median(x['us']['app'] for x in runs):.2f}); total "
+                  + ", ".join(f"{x['total_us']:.2f}" for x in runs)
+                  + f" (median {statistics.median(x['total_us'] for x in runs):.2f})")
         if r["inline"]:
             print(f"#   {r['inline']} operations ran inline on the CPU")
         if args.csv:

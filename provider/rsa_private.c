@@ -1,8 +1,8 @@
 /*
  * The seam of every raw RSA private-key operation. Padding code above calls
- * gpursa_rsa_private_raw; the queue/GPU path will be routed in here. For
- * now every operation runs on the CPU fallback (the default provider in the
- * child libctx, which blinds it).
+ * gpursa_rsa_private_raw, which routes it through queue/ (GPU, host backend
+ * or CPU workers); with backend=cpu it runs on the CPU fallback (the default
+ * provider in the child libctx, which blinds it).
  */
 #include <string.h>
 #include <openssl/crypto.h>
@@ -92,12 +92,17 @@ int gpursa_rsa_private_raw(GPURSA_KEY *key, const unsigned char *in,
                          len, gpursa_key_size(key));
         return 0;
     }
-    if (!gpursa_input_below_modulus(key, in, len)) {
+    /* The queue key keeps n's bytes: no conversion of n per operation (a
+     * constant-time BN_bn2binpad was a quarter of the calling thread's
+     * queue-path CPU). */
+    qk = gpursa_key_qkey(key);
+    if (qk != NULL ? !gpursa_queue_key_below_modulus(qk, in, len)
+                   : !gpursa_input_below_modulus(key, in, len)) {
         GPURSA_RAISE(ctx, GPURSA_R_INPUT_TOO_LARGE);
         return 0;
     }
     /* Through the queue (GPU, host backend or CPU, it decides and counts). */
-    if ((qk = gpursa_key_qkey(key)) != NULL) {
+    if (qk != NULL) {
         if (!gpursa_queue_private(ctx->queue, qk, in, out, len)) {
             GPURSA_RAISE(ctx, GPURSA_R_PRIVATE_OP_FAILED);
             return 0;

@@ -81,13 +81,20 @@ gpursa_wake *gpursa_wake_for_current_job(void)
             return NULL;
         }
     }
-    /* The application may set or change its callback between operations. */
+    /* The application may set or change its callback between operations.
+     * Only this (the owning) thread writes cb and cbarg, so it may read them
+     * without the lock; the lock is taken only for a change, which the
+     * completion side reads under it. */
     if (!ASYNC_WAIT_CTX_get_callback(ctx, &cb, &cbarg))
         cb = NULL;
-    pthread_mutex_lock(&w->mu);
-    w->cb = cb;
-    w->cbarg = cb != NULL ? cbarg : NULL;
-    pthread_mutex_unlock(&w->mu);
+    if (cb == NULL)
+        cbarg = NULL;
+    if (w->cb != cb || w->cbarg != cbarg) {
+        pthread_mutex_lock(&w->mu);
+        w->cb = cb;
+        w->cbarg = cbarg;
+        pthread_mutex_unlock(&w->mu);
+    }
     return w;
 }
 
@@ -112,8 +119,11 @@ void gpursa_wake_drain(gpursa_wake *w)
 {
     uint64_t v;
 
+    /* One read empties an eventfd (not in semaphore mode): no second read
+     * to see EAGAIN. */
     pthread_mutex_lock(&w->mu);
-    while (w->fd >= 0 && read(w->fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
-        ;
+    if (w->fd >= 0 && read(w->fd, &v, sizeof(v)) < 0) {
+        /* EAGAIN: nothing was signalled (an early resume) */
+    }
     pthread_mutex_unlock(&w->mu);
 }

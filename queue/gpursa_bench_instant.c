@@ -27,7 +27,7 @@
 #include <openssl/crypto.h>
 #include "queue/gpursa_queue_int.h"
 
-#define GPURSA_INSTANT_SLOTS 1024        /* cached inputs per key (power of two) */
+#define GPURSA_INSTANT_SLOTS 8192        /* cache slots per key (power of two), half usable */
 
 struct gpursa_gpu_device {
     int index;

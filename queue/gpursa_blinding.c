@@ -19,7 +19,8 @@
 #include "queue/gpursa_queue_int.h"
 
 /* r uniform in [1, n): random bytes with n's top bits masked, rejected when
- * >= n or 0 (a few percent of draws for usual moduli). */
+ * >= n or 0 (a few percent of draws for usual moduli). Every draw lands in
+ * buf, masked, so on success buf holds exactly r's bytes. */
 static int gpursa_rand_below_n(gpursa_queue_key *qk, unsigned char *buf, BIGNUM *r,
                                int fresh)
 {
@@ -57,10 +58,8 @@ int gpursa_blind_batch(gpursa_queue_key *qk, size_t n, BIGNUM **bn_r, BIGNUM **b
     for (size_t i = 0; i < n; i++) {
         BN_set_flags(bn_r[i], BN_FLG_CONSTTIME);
         BN_set_flags(bn_a[i], BN_FLG_CONSTTIME);
+        /* No write-back of r: the accepted draw is what buf holds. */
         if (!gpursa_rand_below_n(qk, rbuf + i * len, bn_r[i], 1))
-            goto end;
-        /* The buffer may hold a rejected draw's bytes: write r back. */
-        if (BN_bn2binpad(bn_r[i], rbuf + i * len, (int)len) != (int)len)
             goto end;
         if (i == 0) {
             if (BN_copy(bn_a[0], bn_r[0]) == NULL)

@@ -27,6 +27,8 @@
 
 static const int gpursa_class_bits[GPURSA_NCLASS] = { 1024, 2048, 3072, 4096 };
 
+static void gpursa_pool_drop(gpursa_pair_pool *p);
+
 static const gpursa_gpu_backend_ops *gpursa_dev_ops(const gpursa_dev *d)
 {
     return d->rt->q->ops;
@@ -116,6 +118,7 @@ static int gpursa_slot_reserve(gpursa_slot *s, size_t n)
         s->field = p;                                         \
     } while (0)
     GPURSA_GROW(rv, cap * sizeof(*s->rv));
+    GPURSA_GROW(wv, cap * sizeof(*s->wv));
     GPURSA_GROW(items, cap * sizeof(*s->items));
     GPURSA_GROW(rbuf, cap * kb);
     GPURSA_GROW(rinvbuf, cap * kb);
@@ -158,13 +161,10 @@ static void gpursa_slot_release(gpursa_slot *s)
         OPENSSL_cleanse(s->rinvbuf, s->cap * GPURSA_MAX_KEY_BYTES);
         OPENSSL_cleanse(s->outbuf, s->cap * GPURSA_MAX_KEY_BYTES);
     }
-    if (s->pool_r != NULL)
-        OPENSSL_cleanse(s->pool_r, GPURSA_POOL * GPURSA_MAX_KEY_BYTES);
-    if (s->pool_rinv != NULL)
-        OPENSSL_cleanse(s->pool_rinv, GPURSA_POOL * GPURSA_MAX_KEY_BYTES);
-    free(s->pool_r);
-    free(s->pool_rinv);
+    for (int i = 0; i < GPURSA_POOL_KEYS; i++)
+        gpursa_pool_drop(&s->pools[i]);
     free(s->rv);
+    free(s->wv);
     free(s->items);
     free(s->rbuf);
     free(s->rinvbuf);
@@ -330,49 +330,128 @@ static void gpursa_slot_to_cpu(gpursa_slot *s, size_t from, size_t to, gpursa_re
         gpursa_list_append(cpu, s->rv[i]);
 }
 
+/* ---- blinding pairs ------------------------------------------------------ */
+
+static void gpursa_pool_drop(gpursa_pair_pool *p)
+{
+    if (p->r != NULL) {
+        OPENSSL_cleanse(p->r, p->cap * p->len);
+        OPENSSL_cleanse(p->rinv, p->cap * p->len);
+    }
+    free(p->r);
+    free(p->rinv);
+    memset(p, 0, sizeof(*p));
+}
+
+/* The pool of key k, made (evicting the least recently used) if needed. */
+static gpursa_pair_pool *gpursa_pool_of(gpursa_slot *s, const gpursa_queue_key *k)
+{
+    gpursa_pair_pool *lru = &s->pools[0];
+
+    for (int i = 0; i < GPURSA_POOL_KEYS; i++) {
+        if (s->pools[i].key_id == k->id)
+            return &s->pools[i];
+        if (s->pools[i].last_use < lru->last_use)
+            lru = &s->pools[i];
+    }
+    gpursa_pool_drop(lru);
+    lru->key_id = k->id;
+    lru->len = k->len;
+    return lru;
+}
+
+/* Room for at least want pairs (a new allocation: pairs never move through
+ * realloc, which would leave unwiped copies behind). */
+static int gpursa_pool_grow(gpursa_pair_pool *p, size_t want)
+{
+    unsigned char *r, *rinv;
+
+    if (want <= p->cap)
+        return 1;
+    if ((r = malloc(want * p->len)) == NULL || (rinv = malloc(want * p->len)) == NULL) {
+        free(r);
+        return 0;
+    }
+    if (p->n != 0) {
+        memcpy(r, p->r, p->n * p->len);
+        memcpy(rinv, p->rinv, p->n * p->len);
+    }
+    if (p->r != NULL) {
+        OPENSSL_cleanse(p->r, p->cap * p->len);
+        OPENSSL_cleanse(p->rinv, p->cap * p->len);
+    }
+    free(p->r);
+    free(p->rinv);
+    p->r = r;
+    p->rinv = rinv;
+    p->cap = want;
+    return 1;
+}
+
+/* Fills the pool of k up: one batch inversion for all the new pairs. */
+static int gpursa_pool_fill(gpursa_slot *s, gpursa_pair_pool *p, gpursa_queue_key *k)
+{
+    size_t add = p->cap - p->n;
+
+    if (add == 0)
+        return 1;
+    if (add > s->cap || !gpursa_blind_batch(k, add, s->bn_r, s->bn_a, p->r + p->n * p->len,
+                                            p->rinv + p->n * p->len, s->bnctx))
+        return 0;
+    p->n = p->cap;
+    return 1;
+}
+
 /*
- * Blinding pairs for m items of key k into r / rinv. Large groups get their
- * own batch inversion; small ones are served from this runner's pool of
- * pairs for its most recent key, refilled GPURSA_POOL at a time, so the one
- * inversion (about a millisecond at 2048 bits on a slow core) is spread
- * over many operations. Every pair leaves the pool once and is wiped there.
- * The pool belongs to the runner thread: no lock.
+ * Blinding pairs for m items of key k into r / rinv, from this runner's pool
+ * for k; each pair leaves the pool once and is wiped there. The pool is
+ * topped up while the device computes (gpursa_slot_topup), so a batch
+ * normally finds its pairs ready; only a pool that runs dry (a first batch,
+ * a burst larger than before) is filled here, on the batch's own time. The
+ * pool belongs to the runner thread: no lock.
  */
 static int gpursa_slot_pairs(gpursa_slot *s, gpursa_queue_key *k, size_t m,
                              unsigned char *r, unsigned char *rinv)
 {
-    size_t len = k->len, kb = GPURSA_MAX_KEY_BYTES;
+    gpursa_pair_pool *p = gpursa_pool_of(s, k);
+    size_t len = k->len, want = 2 * m;
 
-    if (m >= GPURSA_POOL / 2)
-        return gpursa_blind_batch(k, m, s->bn_r, s->bn_a, r, rinv, s->bnctx);
-    if (s->pool_r == NULL) {
-        /* (the caller reserved GPURSA_POOL staging items: bn_r / bn_a fit) */
-        if ((s->pool_r = malloc(GPURSA_POOL * kb)) == NULL
-            || (s->pool_rinv = malloc(GPURSA_POOL * kb)) == NULL)
+    p->last_use = s->batch_no;
+    if (p->n < m) {
+        /* twice the group, so the next top-up still adds many at once */
+        if (want < GPURSA_POOL)
+            want = GPURSA_POOL;
+        if (want > s->cap)
+            want = s->cap > m ? s->cap : m;
+        if (!gpursa_pool_grow(p, want) || !gpursa_pool_fill(s, p, k))
             return 0;
-        s->pool_key = 0;
-        s->pool_n = 0;
     }
-    if (s->pool_key != k->id) {
-        OPENSSL_cleanse(s->pool_r, GPURSA_POOL * kb);
-        OPENSSL_cleanse(s->pool_rinv, GPURSA_POOL * kb);
-        s->pool_key = k->id;
-        s->pool_n = 0;
-    }
-    if (s->pool_n < m) {
-        size_t add = GPURSA_POOL - s->pool_n;
-
-        if (!gpursa_blind_batch(k, add, s->bn_r, s->bn_a, s->pool_r + s->pool_n * len,
-                                s->pool_rinv + s->pool_n * len, s->bnctx))
-            return 0;
-        s->pool_n += add;
-    }
-    s->pool_n -= m;
-    memcpy(r, s->pool_r + s->pool_n * len, m * len);
-    memcpy(rinv, s->pool_rinv + s->pool_n * len, m * len);
-    OPENSSL_cleanse(s->pool_r + s->pool_n * len, m * len);
-    OPENSSL_cleanse(s->pool_rinv + s->pool_n * len, m * len);
+    p->n -= m;
+    memcpy(r, p->r + p->n * len, m * len);
+    memcpy(rinv, p->rinv + p->n * len, m * len);
+    OPENSSL_cleanse(p->r + p->n * len, m * len);
+    OPENSSL_cleanse(p->rinv + p->n * len, m * len);
     return 1;
+}
+
+/* While the device computes: refill the pools this batch drew from once
+ * they are half empty. The keys are alive (their requests are in the
+ * batch); a failure here only means the next batch fills its own. */
+static void gpursa_slot_topup(gpursa_slot *s, size_t n)
+{
+    for (int i = 0; i < GPURSA_POOL_KEYS; i++) {
+        gpursa_pair_pool *p = &s->pools[i];
+
+        if (p->key_id == 0 || p->last_use != s->batch_no || p->n > p->cap / 2)
+            continue;
+        for (size_t j = 0; j < n; j++) {
+            if (s->rv[j]->key->id == p->key_id) {
+                if (!gpursa_pool_fill(s, p, s->rv[j]->key))
+                    ERR_clear_error();
+                break;
+            }
+        }
+    }
 }
 
 /* Blinds the n gathered requests: same-key runs are made contiguous, then
@@ -433,6 +512,7 @@ static void gpursa_slot_run(gpursa_slot *s)
     size_t n = 0, total = s->reqs.count, len;
     int rc, unsupported = 0;
 
+    s->batch_no++;
     if (s->measure)
         gpursa_measure(s, s->reqs.head->key);
     if (!gpursa_slot_reserve(s, total > GPURSA_POOL ? total : GPURSA_POOL)
@@ -468,8 +548,10 @@ static void gpursa_slot_run(gpursa_slot *s)
         goto end;
 
     rc = ops->batch_submit(batch, s->items, n);
-    if (rc == GPURSA_GPU_OK)
+    if (rc == GPURSA_GPU_OK) {
+        gpursa_slot_topup(s, n);         /* CPU work while the device computes */
         rc = ops->batch_wait(batch);
+    }
     if (rc != GPURSA_GPU_OK) {
         atomic_fetch_add_explicit(&st->fb_gpu_error, n, memory_order_relaxed);
         gpursa_slot_to_cpu(s, 0, n, &cpu);
@@ -484,6 +566,7 @@ static void gpursa_slot_run(gpursa_slot *s)
     atomic_fetch_add_explicit(&st->batches, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&st->batch_items, n, memory_order_relaxed);
     {
+        gpursa_req_list redo = { 0 };
         size_t good = 0;
 
         /* Counted before any caller can see its answer (and read the stats). */
@@ -491,19 +574,26 @@ static void gpursa_slot_run(gpursa_slot *s)
             good += s->items[i].status == GPURSA_ITEM_OK;
         atomic_fetch_add_explicit(rt->counts_host ? &st->ops_host : &st->ops_gpu, good,
                                   memory_order_relaxed);
+        /* Good results first, all at once (rv is compacted in place); the
+         * rest are never released but recomputed on the CPU, here (rare). */
+        good = 0;
         for (size_t i = 0; i < n; i++) {
             gpursa_req *r = s->rv[i];
 
             if (s->items[i].status == GPURSA_ITEM_OK) {
                 memcpy(r->out, s->outbuf + i * len, len);
-                gpursa_req_complete(rt, r, 1);
+                s->rv[good++] = r;
             } else {
-                /* Never released: recomputed on the CPU, here (rare). */
                 if (s->items[i].status == GPURSA_ITEM_FAULT)
                     atomic_fetch_add_explicit(&st->faults, 1, memory_order_relaxed);
-                gpursa_req_cpu(rt, r);
-                ERR_clear_error();
+                gpursa_list_append(&redo, r);
             }
+        }
+        gpursa_req_complete_ok(rt, d, s->rv, good, s->wv);
+        for (gpursa_req *r = redo.head, *next; r != NULL; r = next) {
+            next = r->next;
+            gpursa_req_cpu(rt, r);
+            ERR_clear_error();
         }
     }
     OPENSSL_cleanse(s->outbuf, n * len);
@@ -787,7 +877,7 @@ int gpursa_dev_decide(gpursa_dev *d, int cls)
     return likely;
 }
 
-int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int decide)
+int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int mode)
 {
     int cls = r->key->cls;
     gpursa_req_list *l = &d->pend[cls];
@@ -795,9 +885,9 @@ int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int decide)
 
     pthread_mutex_lock(&d->mu);
     now = gpursa_now_ns();
-    if (decide)
+    if (mode != GPURSA_SUBMIT_QUEUE)
         gpursa_dev_arrival(d, cls, now);
-    if (decide && !gpursa_dev_batch_likely(d, cls, now)) {
+    if (mode == GPURSA_SUBMIT_DECIDE && !gpursa_dev_batch_likely(d, cls, now)) {
         pthread_mutex_unlock(&d->mu);
         return 0;
     }

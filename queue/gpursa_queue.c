@@ -207,9 +207,9 @@ static void gpursa_futex_wait_done(atomic_int *addr, long timeout_ns)
         syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, 0, timeout_ns ? &ts : NULL, NULL, 0);
 }
 
-static void gpursa_inflight_release(gpursa_qrt *rt)
+static void gpursa_inflight_release(gpursa_qrt *rt, unsigned n)
 {
-    atomic_fetch_sub(&rt->inflight, 1);
+    atomic_fetch_sub(&rt->inflight, n);
     if (atomic_load(&rt->bp_waiters) > 0) {
         pthread_mutex_lock(&rt->bp_mu);
         pthread_cond_broadcast(&rt->bp_cond);
@@ -244,28 +244,67 @@ static void gpursa_inflight_wait(gpursa_qrt *rt)
     pthread_mutex_unlock(&rt->bp_mu);
 }
 
-void gpursa_req_complete(gpursa_qrt *rt, gpursa_req *r, int ok)
+static void gpursa_req_claim(gpursa_req *r)
 {
-    /* Everything needed after publishing done is read first: once done is
-     * visible the caller may return and its stack (the request) is gone. */
-    gpursa_wake *w = r->wake;
-    gpursa_dev *d = r->dev;
-
     if (atomic_exchange(&r->completed, 1) != 0)
         abort();                         /* a second answer is a bug: never hide it */
+}
+
+/* Publishes the answer. The wake to signal is returned (read first: once
+ * done is visible the caller may return and its stack, the request, is
+ * gone); a blocking caller is woken here. */
+static gpursa_wake *gpursa_req_publish(gpursa_req *r, int ok)
+{
+    gpursa_wake *w = r->wake;
+
+    atomic_store_explicit(&r->done, ok ? 1 : 2, memory_order_release);
+    if (w == NULL)
+        gpursa_futex_wake(&r->done);
+    return w;
+}
+
+void gpursa_req_complete(gpursa_qrt *rt, gpursa_req *r, int ok)
+{
+    gpursa_dev *d = r->dev;
+    gpursa_wake *w;
+
+    gpursa_req_claim(r);
     if (!ok)
         OPENSSL_cleanse(r->out, r->key->len);
     /* Counted out before the caller can see its answer: a caller that
      * returns finds the in-flight count without itself. */
     if (d != NULL)
         atomic_fetch_sub(&d->load, 1);
-    gpursa_inflight_release(rt);
-    atomic_store_explicit(&r->done, ok ? 1 : 2, memory_order_release);
-    if (w != NULL) {
+    gpursa_inflight_release(rt, 1);
+    if ((w = gpursa_req_publish(r, ok)) != NULL) {
         gpursa_wake_signal(w);
         gpursa_wake_unref(w);
-    } else {
-        gpursa_futex_wake(&r->done);
+    }
+}
+
+void gpursa_req_complete_ok(gpursa_qrt *rt, gpursa_dev *d, gpursa_req **rv, size_t n,
+                            gpursa_wake **wv)
+{
+    gpursa_wake *prev = NULL;
+
+    if (n == 0)
+        return;
+    for (size_t i = 0; i < n; i++)
+        gpursa_req_claim(rv[i]);
+    /* The shared counters once per batch, before any answer is visible. */
+    atomic_fetch_sub(&d->load, (long)n);
+    gpursa_inflight_release(rt, (unsigned)n);
+    for (size_t i = 0; i < n; i++)
+        wv[i] = gpursa_req_publish(rv[i], 1);
+    /* One eventfd write per wait context and batch. Each request holds its
+     * own reference, so a wake stays alive while a later entry names it. */
+    for (size_t i = 0; i < n; i++) {
+        if (wv[i] == NULL)
+            continue;
+        if (wv[i] != prev)
+            gpursa_wake_signal(wv[i]);
+        prev = wv[i];
+        gpursa_wake_unref(wv[i]);
     }
 }
 
@@ -524,13 +563,15 @@ static int gpursa_private_async(gpursa_qrt *rt, gpursa_dev *d, gpursa_req *r)
      * application (openssl speed -async_jobs N) would run every job inline,
      * one after another, and never show the queue a second request. A lone
      * request instead reaches the CPU workers after a short grace (see
-     * gpursa_class_deadline). The arrival still feeds the rate estimate. */
-    gpursa_dev_decide(d, r->key->cls);
-    /* Where the device can never win (crossover "never"), queueing gains
-     * nothing: compute inline, without a pause. */
+     * gpursa_class_deadline). Where the device can never win (crossover
+     * "never"), queueing gains nothing: compute inline, without a pause. The
+     * arrival feeds the rate estimate either way (for a queued request in
+     * the same lock as the enqueue: one lock per operation). */
     if (atomic_load(&d->xover[r->key->cls]) == INT_MAX
-        || (w = gpursa_wake_for_current_job()) == NULL)
+        || (w = gpursa_wake_for_current_job()) == NULL) {
+        gpursa_dev_decide(d, r->key->cls);
         return 0;                        /* caller computes inline */
+    }
     /* The job's own reference: it drains the fd after every resume, even if
      * the application freed the wait context meanwhile. */
     gpursa_wake_ref(w);
@@ -545,7 +586,7 @@ static int gpursa_private_async(gpursa_qrt *rt, gpursa_dev *d, gpursa_req *r)
     }
     r->wake = w;
     gpursa_wake_ref(w);                  /* the request's, for the completion */
-    gpursa_dev_submit(d, r, 0);
+    gpursa_dev_submit(d, r, GPURSA_SUBMIT_ARRIVAL);
     /* Resumes can be early (another operation of the job's wait context, the
      * application polling): drain, then check the done flag. Pause at least
      * once even when the answer is already there (the fd is signalled then):
@@ -593,8 +634,8 @@ int gpursa_queue_private(gpursa_queue *q, gpursa_queue_key *qk,
     } else {
         /* A blocking thread waits only if a batch will form in time. */
         gpursa_inflight_wait(rt);
-        if (!gpursa_dev_submit(d, &r, 1)) {
-            gpursa_inflight_release(rt);
+        if (!gpursa_dev_submit(d, &r, GPURSA_SUBMIT_DECIDE)) {
+            gpursa_inflight_release(rt, 1);
             return gpursa_cpu_inline(q, qk, in, out, &q->stats->fb_inline);
         }
         gpursa_futex_wait_done(&r.done, 0);

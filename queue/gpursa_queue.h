@@ -92,6 +92,11 @@ int gpursa_queue_key_new(gpursa_queue *q, const gpursa_rsa_key_material *km,
 void gpursa_queue_key_free(gpursa_queue_key *qk);
 /* Modulus bits the GPU path takes for this key, 0 when it always uses the CPU. */
 int gpursa_queue_key_gpu_bits(const gpursa_queue_key *qk);
+/* 1 if in (len bytes, big-endian, len = the modulus length) is below n:
+ * a plain comparison with the modulus bytes the key keeps (the input is
+ * public), so callers need not convert n for every operation. */
+int gpursa_queue_key_below_modulus(const gpursa_queue_key *qk, const unsigned char *in,
+                                   size_t len);
 
 /*
  * One raw private operation: out = in^d mod n, len = modulus bytes, in < n

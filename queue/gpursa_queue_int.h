@@ -22,7 +22,12 @@
 #define GPURSA_NCLASS 4          /* modulus sizes 1024, 2048, 3072, 4096 */
 #define GPURSA_MAX_DEVICES 16
 #define GPURSA_MAX_KEY_BYTES 512
-#define GPURSA_POOL 256          /* blinding pairs a runner makes at a time */
+/* Blinding pairs a runner keeps per key (at least; a pool grows to twice
+ * the largest group it served, up to the runner's staging size): a refill
+ * adds at least half of them with one inversion (about 0.3 ms at 2048 bits
+ * on the development machine), and it runs while the device computes. */
+#define GPURSA_POOL 1024
+#define GPURSA_POOL_KEYS 4       /* keys a runner keeps pools for (LRU) */
 
 /* crossover values */
 #define GPURSA_XOVER_UNMEASURED (-2)
@@ -88,8 +93,19 @@ struct gpursa_queue_key {
     BIGNUM *n;
     BN_MONT_CTX *mont;
     unsigned char n_top;         /* n's first byte: masks random r below 2^bits */
+    const unsigned char *n_bytes;        /* n, exactly len bytes (into mat) */
     gpursa_qkey_dev dev[GPURSA_MAX_DEVICES];
 };
+
+/* Blinding pairs of one key, owned by one runner (no lock). Only the key's
+ * id is kept: the key itself is used only while a request of it is in the
+ * runner's batch (it cannot be freed then). */
+typedef struct {
+    uint64_t key_id;             /* gpursa_queue_key.id (never reused), 0 = free */
+    uint64_t last_use;           /* slot batch_no of the last batch that used it */
+    size_t len, n, cap;          /* bytes per number, pairs held, room */
+    unsigned char *r, *rinv;     /* cap * len each */
+} gpursa_pair_pool;
 
 /* One batch in preparation or on the device, reused for the runtime's life. */
 typedef struct gpursa_slot {
@@ -105,14 +121,14 @@ typedef struct gpursa_slot {
     /* staging, grown on demand to the largest batch seen */
     size_t cap;
     gpursa_req **rv;
+    gpursa_wake **wv;            /* completion scratch */
     gpursa_gpu_item *items;
     unsigned char *rbuf, *rinvbuf, *outbuf;
     BIGNUM **bn_r, **bn_a;
     BN_CTX *bnctx;
-    /* blinding pairs made ahead for one key (see gpursa_slot_pairs) */
-    uint64_t pool_key;           /* gpursa_queue_key.id, 0 = none */
-    size_t pool_n;
-    unsigned char *pool_r, *pool_rinv;
+    /* blinding pairs made ahead, per key (see gpursa_slot_pairs) */
+    uint64_t batch_no;           /* batches run: the pools' LRU clock */
+    gpursa_pair_pool pools[GPURSA_POOL_KEYS];
 } gpursa_slot;
 
 struct gpursa_dev {
@@ -189,6 +205,11 @@ uint64_t gpursa_now_ns(void);
 int gpursa_class_of_bits(int bits);
 void gpursa_log_q(const gpursa_queue *q, int level, const char *fmt, ...);
 void gpursa_req_complete(gpursa_qrt *rt, gpursa_req *r, int ok);
+/* Completes n requests of device d whose results are in their out buffers:
+ * shared counters once, then every done, then one signal per wake in a row
+ * (wv: n entries of scratch). */
+void gpursa_req_complete_ok(gpursa_qrt *rt, gpursa_dev *d, gpursa_req **rv, size_t n,
+                            gpursa_wake **wv);
 /* Runs the CPU path for one request and completes it; counts ops_cpu. */
 void gpursa_req_cpu(gpursa_qrt *rt, gpursa_req *r);
 void gpursa_list_append(gpursa_req_list *l, gpursa_req *r);
@@ -208,10 +229,12 @@ void gpursa_cpu_pool_push(gpursa_qrt *rt, gpursa_req_list *l);
 /* gpursa_dispatch.c */
 int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nslots);
 void gpursa_dev_stop(gpursa_dev *d);
-/* Puts the request on the device's pending list; with decide set, records
+/* Puts the request on the device's pending list (one lock). DECIDE records
  * the arrival first and queues only if a batch would reach the crossover
- * before the deadline (else returns 0 and queues nothing). No lock held. */
-int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int decide);
+ * before the deadline (else returns 0 and queues nothing); ARRIVAL records
+ * it and queues. No lock held. */
+enum { GPURSA_SUBMIT_QUEUE = 0, GPURSA_SUBMIT_DECIDE = 1, GPURSA_SUBMIT_ARRIVAL = 2 };
+int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int mode);
 /* The decision alone (records the arrival): 1 if a batch is likely. */
 int gpursa_dev_decide(gpursa_dev *d, int cls);
 void gpursa_dev_forget_key(gpursa_dev *d, gpursa_queue_key *qk);

@@ -74,12 +74,9 @@ int gpursa_queue_key_new(gpursa_queue *q, const gpursa_rsa_key_material *km,
     qk->len = (size_t)BN_num_bytes(qk->n);
     if (qk->len > GPURSA_MAX_KEY_BYTES * 4)
         goto err;
-    {
-        unsigned char top[GPURSA_MAX_KEY_BYTES * 4];
-
-        BN_bn2binpad(qk->n, top, (int)qk->len);
-        qk->n_top = top[0];
-    }
+    /* km.n may carry leading zero bytes: n_bytes skips them. */
+    qk->n_bytes = qk->km.n + (qk->km.n_len - qk->len);
+    qk->n_top = qk->n_bytes[0];
     qk->bits = 0;
     if (km->p != NULL && km->q != NULL && km->dp != NULL && km->dq != NULL
         && km->qinv != NULL && km->e != NULL && BN_is_odd(qk->n))
@@ -146,4 +143,10 @@ void gpursa_queue_key_free(gpursa_queue_key *qk)
 int gpursa_queue_key_gpu_bits(const gpursa_queue_key *qk)
 {
     return qk != NULL ? qk->bits : 0;
+}
+
+int gpursa_queue_key_below_modulus(const gpursa_queue_key *qk, const unsigned char *in,
+                                   size_t len)
+{
+    return qk != NULL && len == qk->len && memcmp(in, qk->n_bytes, len) < 0;
 }

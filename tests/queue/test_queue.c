@@ -27,6 +27,7 @@
 #include <openssl/rand.h>
 #include <openssl/rsa.h>
 #include "queue/gpursa_queue.h"
+#include "queue/gpursa_queue_int.h"   /* gpursa_bench_instant_backend */
 #include "tests/queue/fake_backend.h"
 
 /* ---- keys and the CPU path ------------------------------------------------ */
@@ -1102,6 +1103,111 @@ START_TEST(test_host_backend_threads_and_async)
 }
 END_TEST
 
+/* ---- blinding pairs ------------------------------------------------------------ */
+
+static void tkey_free(tkey *k)
+{
+    BIGNUM *b[8] = { k->n, k->e, k->d, k->p, k->q, k->dp, k->dq, k->qinv };
+
+    for (int i = 0; i < 8; i++)
+        BN_clear_free(b[i]);
+    memset(k, 0, sizeof(*k));
+}
+
+/* Each runner keeps pairs for GPURSA_POOL_KEYS keys; with more keys than
+ * that in play, pools are evicted and refilled, and batches mix keys. The
+ * fake backend unblinds with the rinv it is given, so a pair from the wrong
+ * key or a wrong inverse would come back as a fault (and be counted). */
+START_TEST(test_blinding_pools_serve_more_keys_than_they_hold)
+{
+    enum { NK = GPURSA_POOL_KEYS + 2 };
+    tkey extra[NK - 2];
+    tkey *k[NK];
+    gpursa_queue_key *qk[NK];
+    gpursa_queue *q;
+    int per = 120 / scale + 1;
+
+    memset(extra, 0, sizeof(extra));     /* tkey_make fills NULL BIGNUMs */
+    for (int i = 0; i < NK - 2; i++)
+        tkey_make(&extra[i], 1024);
+    k[0] = &keys[0];
+    k[1] = &keys[1];
+    for (int i = 2; i < NK; i++)
+        k[i] = &extra[i - 2];
+    fake_reset();
+    fake.batch_delay_us = 300;
+    q = mkq(&fake_ops, 64, 1000, 1, 4096);
+    for (int i = 0; i < NK; i++)
+        qk[i] = mkkey(q, k[i]);
+    ck_assert_int_eq(run_threads(q, qk, k, NK, 16, per), 0);
+    dump_stats("pools");
+    ck_assert_uint_eq(ops_total(), (uint64_t)(16 * per));
+    ck_assert_uint_eq(atomic_load(&stats.faults), 0);
+    ck_assert(atomic_load(&stats.ops_gpu) > 0);
+    for (int i = 0; i < NK; i++)
+        gpursa_queue_key_free(qk[i]);
+    gpursa_queue_free(q);
+    for (int i = 0; i < NK - 2; i++)
+        tkey_free(&extra[i]);
+}
+END_TEST
+
+/* ---- the benchmark-only instant backend ------------------------------------------ */
+
+/* Straight through the ops table: inputs repeated inside a batch and across
+ * batches (cache hits) and new ones (computed, checked, stored) all come
+ * back right. */
+START_TEST(test_instant_backend_cached_answers_are_right)
+{
+    const gpursa_gpu_backend_ops *ops = gpursa_bench_instant_backend();
+    static const int pick[6] = { 0, 1, 0, 2, 1, 0 };
+    tkey *k = &keys[2];
+    gpursa_gpu_device *dev = NULL;
+    gpursa_gpu_key *gk = NULL;
+    gpursa_gpu_batch *b = NULL;
+    unsigned char in[3][512], out[6][512], r[512] = { 1 }, rinv[512] = { 1 };
+    gpursa_gpu_item it[6];
+
+    ck_assert_int_eq(ops->device_open(0, GPURSA_VARIANT_AUTO, &dev), GPURSA_GPU_OK);
+    ck_assert_int_eq(ops->key_upload(dev, &k->km, &gk), GPURSA_GPU_OK);
+    ck_assert_int_eq(ops->batch_new(dev, 2048, 8, &b), GPURSA_GPU_OK);
+    for (int i = 0; i < 3; i++)
+        random_input(k, in[i]);
+    for (int round = 0; round < 2; round++) {
+        memset(out, 0, sizeof(out));
+        for (int i = 0; i < 6; i++)
+            it[i] = (gpursa_gpu_item){ gk, in[pick[i]], r, rinv, out[i], GPURSA_ITEM_PENDING };
+        ck_assert_int_eq(ops->batch_submit(b, it, 6), GPURSA_GPU_OK);
+        ck_assert_int_eq(ops->batch_wait(b), GPURSA_GPU_OK);
+        for (int i = 0; i < 6; i++) {
+            ck_assert_int_eq(it[i].status, GPURSA_ITEM_OK);
+            ck_assert_msg(result_ok(k, in[pick[i]], out[i]), "round %d item %d", round, i);
+        }
+    }
+    ops->batch_free(b);
+    ops->key_free(dev, gk);
+    ops->device_close(dev);
+}
+END_TEST
+
+/* Through the queue, from async jobs, every result checked. */
+START_TEST(test_instant_backend_through_the_queue)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    tkey *k = &keys[2];
+
+    q = mkq(gpursa_bench_instant_backend(), 64, 2000, 1, 4096);
+    qk = mkkey(q, k);
+    ck_assert_int_eq(run_async(q, qk, k, 32, 2), 0);
+    ck_assert_uint_eq(ops_total(), 64);
+    ck_assert(atomic_load(&stats.ops_gpu) > 0);
+    ck_assert_uint_eq(atomic_load(&stats.faults), 0);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
 START_TEST(test_backend_cpu_means_no_queue)
 {
     gpursa_config cfg;
@@ -1164,6 +1270,9 @@ static Suite *queue_suite(void)
     tc = tcase_create("host");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_host_backend_threads_and_async);
+    tcase_add_test(tc, test_blinding_pools_serve_more_keys_than_they_hold);
+    tcase_add_test(tc, test_instant_backend_cached_answers_are_right);
+    tcase_add_test(tc, test_instant_backend_through_the_queue);
     suite_add_tcase(s, tc);
     return s;
 }
