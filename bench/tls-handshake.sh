@@ -1,49 +1,82 @@
 #!/bin/bash
-# New TLS handshakes per second through HAProxy with and without gpursa, in one go.
+# New full TLS handshakes per second through HAProxy and nginx, with and without gpursa,
+# in one go, with the server and the load generator on separate cores of one host.
 #
 #   bench/tls-handshake.sh [options] OUTDIR
 #
-# For each certificate size (RSA-2048, RSA-4096) and TLS version, HAProxy (conf/haproxy.cfg,
-# 16 threads, ssl-mode-async) runs once as shipped (OpenSSL's default provider: the
-# baseline) and once with gpursa, and h2load on the same host opens a new connection for
-# every request: HAProxy is told to close each connection after its response (option
-# httpclose, added by this script only), and h2load then reconnects with a full
-# handshake (HAProxy has no session cache and no tickets in conf/haproxy.cfg). Each run:
-# a warm-up, a calibration run that sizes the measured run to about --duration seconds,
-# then the measured run. Handshakes per second = requests that succeeded / h2load's wall
-# time. The client's CPU time (user + sys of h2load) is reported because it competes with
-# HAProxy for the same cores; so is HAProxy's own CPU time. With --servers nginx, the same
-# for nginx (conf/nginx.conf, --threads workers, keepalive_timeout 0 added so that each
-# response closes its connection). A run takes about --duration + 15 s; the default set
-# (2 sizes x 2 versions x 2 modes) fits in 10 minutes with the default duration.
+# What one run measures. The server (conf/haproxy.cfg or conf/nginx.conf) is started on
+# the first S cores (taskset; HAProxy gets S threads, so do gpursa's own threads, which
+# inherit the affinity). One h2load process per remaining core, each pinned to its core
+# with one thread (processes, not threads: OpenSSL 3.0 takes its locks per process, and
+# one process per core also spreads the connections evenly), opens new connections in a
+# loop: HTTP/1.1, one request per connection, the server closes each connection after
+# its answer, so every request is one new full handshake (no session cache, no tickets in
+# the configurations; for gpursa the stats line's operation count is compared with the
+# number of requests: one signature per full handshake). The clients offer X25519 as
+# their key share (their default list, with X25519 alone where the certificate allows
+# it: see --groups). After --warmup seconds the script reads the server's request
+# counter (HAProxy's stats page, nginx's stub_status, both on an extra loopback listener
+# added by this script only) and the CPU time of the server's and the clients'
+# processes, waits --duration seconds, reads them again: handshakes/s = requests / time,
+# CPU in cores = CPU seconds / time. Then the server is stopped gracefully while the
+# clients still run (so no handshake is abandoned mid-way and gpursa prints its stats
+# line at unload), and the clients are stopped.
 #
-# Writes OUTDIR/results.csv, OUTDIR/summary.md (a table with the speed-up) and, per run,
-# the server's stderr (gpursa's stats line) and h2load's output.
+# Runs, for each server-core split in --split, each RSA size and TLS version:
+#   haproxy default          stock HAProxy (the gpursa-only lines of the config removed)
+#   haproxy gpursa           ssl-provider gpursa, ssl-mode-async, GPURSA_MIN_GPU_BATCH
+#                            (--min-gpu-batch, default 1 as conf/haproxy.cfg presets it:
+#                            every batch to the GPU; the CPU is what a TLS server runs
+#                            out of, so the GPU's latency costs only connections in flight)
+#   haproxy ecdsa            (--ceiling) stock HAProxy with an ECDSA P-256 certificate:
+#                            a handshake whose signature costs almost nothing, so the
+#                            highest rate any RSA offload could reach on these cores
+# and nginx (first split only, TLS 1.3; --nginx-workers processes, no async mode):
+#   nginx default            stock nginx
+#   nginx gpursa             gpursa through OPENSSL_CONF=conf/openssl.cnf, its defaults
+#                            (a worker has one signature at a time, so it computes it on
+#                            the CPU: the crossover is never reached)
+#   nginx gpursa-gpu         the same with GPURSA_MIN_GPU_BATCH=1 GPURSA_MAX_WAIT_US=0:
+#                            every signature goes to the GPU, a batch of one per worker,
+#                            each worker's CUDA context time-sliced with the others'
+#   nginx gpursa-gpu-mps     the same under NVIDIA MPS (nvidia-cuda-mps-control -d, pipe
+#                            and log folders in a temporary folder, stopped after the run):
+#                            the workers' kernels run concurrently on the GPU
 #
-# The servers need not be installed: --debs DIR takes Debian packages (haproxy,
+# Writes OUTDIR/results.csv, OUTDIR/summary.md (a table with the speed-ups), bench.log,
+# and per run the server's stderr (gpursa's stats line), its rendered configuration and
+# the clients' output. With the defaults on 16 cores (splits 4 and 8: 28 runs) it took
+# 301 s on the H100 host: warm-up + duration + about 2 s per run. bench/RESULTS.md has
+# the figures and what limits them; bench/tls/h100-run*.csv the raw data.
+#
+# The servers need not be installed: --debs DIR takes Debian packages (haproxy, nginx,
 # nghttp2-client, openssl and the libraries they need: bench/tls/fetch-debs.sh), unpacks
 # them in a temporary folder and uses a library only where the system lacks it
-# (BENCH_CARRIED_LIBS=all: every carried library, to test the carried set on a system
-# that has them all). Do not carry libc6, libstdc++6, libgcc-s1 or libssl3: gpursa.so and
-# the CUDA runtime need the system's.
+# (BENCH_CARRIED_LIBS=all: every carried library). Do not carry libc6, libstdc++6,
+# libgcc-s1 or libssl3: gpursa.so and the CUDA runtime need the system's.
 #
 # Options:
-#   --debs DIR            .deb files to unpack (default: use haproxy/h2load from PATH)
+#   --debs DIR            .deb files to unpack (default: haproxy/nginx/h2load from PATH)
 #   --modules DIR         folder with gpursa.so (default: $OPENSSL_MODULES, else
 #                         _build/provider/.libs of this checkout)
+#   --split "4 8"         server core counts to measure: the server on cores 0..S-1, one
+#                         client per other core (default: nproc/4 and nproc/2; 1 on 2 cores)
 #   --bits "2048 4096"    RSA key sizes
-#   --tls "1.3 1.2"       TLS versions
-#   --threads N           HAProxy threads (default 16)
-#   --clients C           concurrent client connections (default 1024)
-#   --client-threads T    h2load threads (default 4)
-#   --duration S          seconds per measured run (default 15)
+#   --tls "1.3 1.2"       TLS versions (HAProxy; nginx runs the first one)
+#   --connections N       concurrent connections per client process (default 192)
+#   --warmup S            seconds before measuring (default 3)
+#   --duration S          measured seconds per run (default 5)
 #   --backend B           GPURSA_BACKEND for the gpursa runs (default cuda)
-#   --modes "default gpursa"   which runs to make
-#   --servers "haproxy nginx"  servers to measure (default haproxy; nginx needs its
-#                         package in --debs or installed, and runs --threads workers)
-#   --mps                 start NVIDIA MPS (nvidia-cuda-mps-control -d, pipes under
-#                         OUTDIR/mps) for the runs and stop it at the end: nginx's
-#                         worker processes then share the GPU concurrently
+#   --min-gpu-batch N     GPURSA_MIN_GPU_BATCH for HAProxy with gpursa (default 1;
+#                         -1: gpursa's own crossover measurement)
+#   --modes "default gpursa"                 HAProxy runs
+#   --ceiling / --no-ceiling                 the ECDSA runs (default on)
+#   --servers "haproxy nginx"                servers to measure
+#   --nginx-modes "default gpursa gpursa-gpu gpursa-gpu-mps"
+#   --nginx-workers N     nginx worker processes (default 4 x the first split's cores, at
+#                         most 32: each one that uses the GPU holds a CUDA context)
+#   --groups LIST         the clients' groups (default X25519, and X25519:P-256 for the
+#                         ECDSA certificate, which TLS 1.2 needs in the list)
 set -u
 START=$(pwd)
 cd "$(dirname "$0")/.." || exit 1
@@ -51,23 +84,31 @@ TOP=$(pwd)
 # paths given relative to where the script was started
 abspath() { case $1 in /*) echo "$1" ;; *) echo "$START/$1" ;; esac; }
 
+ncpu=$(nproc)
 debs="" modules=${OPENSSL_MODULES:-$TOP/_build/provider/.libs}
-bits_list="2048 4096" tls_list="1.3 1.2" threads=16 clients=1024 client_threads=4
-duration=15 backend=cuda modes="default gpursa" servers=haproxy mps=0
+if [ "$ncpu" -ge 8 ]; then split="$((ncpu / 4)) $((ncpu / 2))"; else split=$(( ncpu > 1 ? ncpu / 2 : 1 )); fi
+bits_list="2048 4096" tls_list="1.3 1.2" per_client=192 warmup=3 duration=5
+backend=cuda min_gpu_batch=1 modes="default gpursa" ceiling=1 servers="haproxy nginx"
+nginx_modes="default gpursa gpursa-gpu gpursa-gpu-mps" nginx_workers="" groups=X25519
 while [ $# -gt 1 ]; do
     case $1 in
     --debs) debs=$(abspath "$2") ;;
     --modules) modules=$(abspath "$2") ;;
+    --split) split=$2 ;;
     --bits) bits_list=$2 ;;
     --tls) tls_list=$2 ;;
-    --threads) threads=$2 ;;
-    --clients) clients=$2 ;;
-    --client-threads) client_threads=$2 ;;
+    --connections) per_client=$2 ;;
+    --warmup) warmup=$2 ;;
     --duration) duration=$2 ;;
     --backend) backend=$2 ;;
+    --min-gpu-batch) min_gpu_batch=$2 ;;
     --modes) modes=$2 ;;
+    --ceiling) ceiling=1; shift; continue ;;
+    --no-ceiling) ceiling=0; shift; continue ;;
     --servers) servers=$2 ;;
-    --mps) mps=1; shift; continue ;;
+    --nginx-modes) nginx_modes=$2 ;;
+    --nginx-workers) nginx_workers=$2 ;;
+    --groups) groups=$2 ;;
     *) echo "unknown option $1 (see the comment at the top of $0)" >&2; exit 2 ;;
     esac
     shift 2
@@ -79,17 +120,20 @@ LOG=$OUT/bench.log
 : >"$LOG"
 say() { echo "$*" | tee -a "$LOG"; }
 die() { say "ERROR: $*"; exit 1; }
+for s in $split; do
+    [ "$s" -ge 1 ] && [ "$s" -lt "$ncpu" ] || die "--split $s: needs 1 <= S < $ncpu (cores left for the clients)"
+done
+set -- $split
+first_split=$1
+[ -n "$nginx_workers" ] || nginx_workers=$((4 * first_split > 32 ? 32 : 4 * first_split))
 
 # ---- the programs: from PATH, or unpacked from the carried packages ----
-# Unpacked libraries go on LD_LIBRARY_PATH only where the system has no library of that
-# name: the system's libssl/libcrypto (which gpursa was built against), libc and
-# libstdc++ always win.
 # Unpacked outside OUTDIR (which may be a folder whose files are all shipped back).
 UNPACK=""
 unpack_debs() {
     local root lib soname f
     UNPACK=$(mktemp -d "${TMPDIR:-/tmp}/gpursa-bench-debs.XXXXXX") || die "mktemp"
-    trap 'rm -rf "$UNPACK"' EXIT
+    chmod 755 "$UNPACK"
     root=$UNPACK/root
     mkdir -p "$root" "$UNPACK/lib"
     for f in "$debs"/*.deb; do
@@ -100,6 +144,9 @@ unpack_debs() {
             (cd "$root" && ar p "$f" data.tar.xz | tar -xJ) || die "cannot unpack $f (no dpkg-deb; ar/tar failed)"
         fi
     done
+    # A library goes on LD_LIBRARY_PATH only where the system has none of that name:
+    # the system's libssl/libcrypto (which gpursa was built against), libc and
+    # libstdc++ always win.
     for lib in $(find "$root" -name '*.so.*' \( -type f -o -type l \)); do
         soname=$(basename "$lib")
         if [ "${BENCH_CARRIED_LIBS:-missing}" = all ] ||
@@ -116,7 +163,7 @@ unpack_debs() {
 [ -z "$debs" ] || unpack_debs
 export PATH
 export OPENSSL=${OPENSSL:-$(command -v openssl)}
-for p in $servers h2load "$OPENSSL"; do
+for p in $servers h2load "$OPENSSL" taskset; do
     command -v "$p" >/dev/null || die "$p not found (give --debs DIR)"
     if ldd "$(command -v "$p")" 2>/dev/null | grep 'not found'; then
         die "$p is missing libraries (above); add their packages to --debs"
@@ -126,175 +173,344 @@ for p in $servers; do
     "$p" -v >/dev/null 2>&1 || die "$p does not run: $("$p" -v 2>&1 | head -3)"
 done
 h2load --version >/dev/null 2>&1 || die "h2load does not run: $(h2load --version 2>&1 | head -3)"
-case " $modes " in *" gpursa "*) [ -f "$modules/gpursa.so" ] || die "no gpursa.so in $modules (--modules)" ;; esac
+[ -f "$modules/gpursa.so" ] || die "no gpursa.so in $modules (--modules)"
 export OPENSSL_MODULES=$modules
 
-# ---- the shared server helpers of the tests: start, render, stop, stats ----
+# ---- the shared server helpers of the tests: render, start, certificates, pids ----
 srcdir=$TOP/tests/tls
 GPURSA_TOP_SRCDIR=$TOP
 # shellcheck source=../tests/tls/common.sh
 . "$TOP/tests/tls/common.sh"
 set +u
-TLS_NBTHREAD=$threads
-TLS_MAXCONN=$((clients * 2 > 4096 ? clients * 2 : 4096))
-TLS_WORK=$OUT/work
-mkdir -p "$TLS_WORK"
-TLS_KEEP=1
+TLS_WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpursa-bench-tls.XXXXXX") || die "mktemp"
+chmod 755 "$TLS_WORK"
+MPS_DIR=""
+CLIENT_PIDS=""
+mps_stop() {
+    if [ -n "$MPS_DIR" ]; then
+        echo quit | CUDA_MPS_PIPE_DIRECTORY=$MPS_DIR/pipe nvidia-cuda-mps-control >/dev/null 2>&1
+        sleep 1
+        rm -rf "$MPS_DIR"
+        MPS_DIR=""
+        unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+    fi
+}
+clients_stop() {
+    local p
+    for p in $CLIENT_PIDS; do kill "$p" 2>/dev/null; done
+    for p in $CLIENT_PIDS; do wait "$p" 2>/dev/null; done
+    CLIENT_PIDS=""
+}
 bench_cleanup() {
-    tls_cleanup
-    [ "$mps" = 1 ] && echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
+    clients_stop
+    if [ -n "$TLS_PID" ] && kill -0 "$TLS_PID" 2>/dev/null; then tls_kill_server; fi
+    mps_stop
+    rm -rf "$TLS_WORK"
     [ -z "$UNPACK" ] || rm -rf "$UNPACK"
 }
 trap bench_cleanup EXIT
-ulimit -n $((TLS_MAXCONN * 3 + 1000)) 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
-if [ "$mps" = 1 ]; then
-    command -v nvidia-cuda-mps-control >/dev/null || die "--mps: nvidia-cuda-mps-control not found"
-    export CUDA_MPS_PIPE_DIRECTORY=$OUT/mps/pipe CUDA_MPS_LOG_DIRECTORY=$OUT/mps/log
-    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-    nvidia-cuda-mps-control -d || die "--mps: the MPS control daemon did not start"
-    backend_label=$backend+mps
-else
-    backend_label=$backend
-fi
-
-cores=$(nproc)
+cores_all="0-$((ncpu - 1))"
 hz=$(getconf CLK_TCK)
 {
     echo "date: $(date -u +%FT%TZ)"
-    echo "host: $(uname -srm), $cores CPUs: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+    echo "host: $(uname -srm), $ncpu CPUs: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
     command -v nvidia-smi >/dev/null && echo "gpus: $(nvidia-smi -L 2>/dev/null | tr '\n' ';')"
     for p in $servers; do echo "$p: $("$p" -v 2>&1 | head -1)"; done
     echo "h2load: $(h2load --version 2>&1 | head -1)"
     echo "openssl: $("$OPENSSL" version 2>&1)"
-    echo "gpursa: $modules/gpursa.so, backend $backend_label"
-    echo "settings: threads=$threads clients=$clients client_threads=$client_threads duration=${duration}s"
+    echo "gpursa: $modules/gpursa.so, backend $backend, HAProxy min_gpu_batch $min_gpu_batch"
+    echo "settings: split=$split connections/client=$per_client warmup=${warmup}s duration=${duration}s nginx workers=$nginx_workers groups=$groups"
 } | tee -a "$LOG"
 
-cpu_ticks() { # utime + stime of the server's processes (nginx: master and workers)
+# ---- counters ----
+ticks_of() { # utime + stime of the processes given, in clock ticks
     local p n=0
-    for p in $(tls_pids); do
+    for p in "$@"; do
         n=$((n + $(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)))
     done
     echo "$n"
 }
+server_ticks() { ticks_of $(tls_pids); }
+client_ticks() { ticks_of $CLIENT_PIDS; }
+now_ns() { date +%s%N; }
 
-# h2load_run VER N TAG: N requests, one connection each; sets R_* from its output.
-h2load_run() {
-    local ver=$1 n=$2 tag=$3 port=$TLS_PORT t0 t1
-    [ "$ver" = 1.2 ] && port=$TLS_PORT12
-    t0=$(cpu_ticks)
-    {
-        TIMEFORMAT='%R %U %S'
-        time h2load --h1 -n "$n" -c "$clients" -t "$client_threads" \
-            "https://127.0.0.1:$port/" >"$OUT/$tag.h2load" 2>&1
-    } 2>"$OUT/$tag.time"
-    t1=$(cpu_ticks)
-    read -r R_REAL R_USER R_SYS <"$OUT/$tag.time"
-    R_OK=$(sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' "$OUT/$tag.h2load")
-    R_FAILED=$(sed -n 's/^requests: .* \([0-9]*\) failed.*/\1/p' "$OUT/$tag.h2load")
-    R_SECS=$(sed -n 's/^finished in \([0-9.]*\)s.*/\1/p; s/^finished in \([0-9.]*\)ms.*/\1 1000/p' \
-        "$OUT/$tag.h2load" | awk '{ print ($2 ? $1 / $2 : $1) }')
-    R_PROTO=$(sed -n 's/^TLS Protocol: //p' "$OUT/$tag.h2load")
-    R_SERVER_CPU=$(awk -v a="$t0" -v b="$t1" -v hz="$hz" 'BEGIN { printf "%.2f", (b - a) / hz }')
-    [ -n "$R_OK" ] && [ -n "$R_SECS" ] || { cat "$OUT/$tag.h2load" >>"$LOG"; die "h2load failed ($tag)"; }
+# An HTTP GET over bash's /dev/tcp (curl may be missing where the benchmark runs).
+http_get() {
+    local body
+    exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+    printf 'GET %s HTTP/1.0\r\nHost: localhost\r\n\r\n' "$2" >&3
+    body=$(cat <&3)
+    exec 3<&- 3>&-
+    printf '%s\n' "$body" | tr -d '\r'
 }
 
-# measure TAG VER: warm-up, calibration, measured run against the running server; one
-# CSV row after it stops.
-measure() {
-    local tag=$1 ver=$2 total=0 calib n fe stats
-    h2load_run "$ver" $((clients * 2)) "$tag-warmup"
-    total=$((total + clients * 2))
-    # calibration: grow the run until it lasts a quarter of the duration
-    calib=$((clients * 4))
-    while :; do
-        h2load_run "$ver" "$calib" "$tag-calibrate"
-        total=$((total + calib))
-        awk -v s="$R_SECS" -v d="$duration" 'BEGIN { exit !(s * 4 < d) }' &&
-            [ "$calib" -lt 10000000 ] || break
-        calib=$((calib * 4))
+# Requests the server has answered so far on its TLS listeners.
+# HAProxy: the stats CSV's req_tot of frontend "tls". nginx: stub_status's request
+# count less the status requests themselves (each one counts).
+STATUS_GETS=0
+server_requests() {
+    STATUS_GETS=$((STATUS_GETS + 1))
+    case $TLS_SERVER in
+    haproxy)
+        http_get "$STATS_PORT" '/;csv' | awk -F, '
+            /^# pxname/ { sub(/^# /, ""); for (i = 1; i <= NF; i++) col[$i] = i; next }
+            $1 == "tls" && $2 == "FRONTEND" { print $col["req_tot"]; exit }'
+        ;;
+    nginx)
+        http_get "$STATS_PORT" / | awk -v g="$STATUS_GETS" '
+            /^ *[0-9]+ +[0-9]+ +[0-9]+ *$/ { print $3 - g; exit }'
+        ;;
+    esac
+}
+
+# ---- one run ----
+# The extra loopback listener for the counters; for nginx also root workers (MPS serves
+# one user, and the workers must reach its pipes and the GPU).
+render_sed() {
+    case $TLS_SERVER in
+    haproxy)
+        # One new connection, so one full handshake, per request.
+        printf '%s\n' '/http-request return/i\    option httpclose' \
+            "\$a\\
+listen bench_stats\\
+    bind 127.0.0.1:$STATS_PORT\\
+    stats enable\\
+    stats uri /"
+        ;;
+    nginx)
+        printf '%s\n' '/^worker_processes/a\user root;' \
+            "/access_log off;/a\\
+    keepalive_timeout 0;\\
+    server {\\
+        listen 127.0.0.1:$STATS_PORT;\\
+        location / { stub_status; }\\
+    }"
+        ;;
+    esac
+}
+
+start_clients() { # PORT CORES...: one h2load per core
+    local port=$1 c g=$RUN_GROUPS
+    shift
+    CLIENT_PIDS=""
+    for c in "$@"; do
+        taskset -c "$c" h2load --h1 -n 100000000 -c "$per_client" -t 1 --groups "$g" \
+            "https://127.0.0.1:$port/" >"$OUT/$RUN_TAG.h2load.$c" 2>&1 &
+        CLIENT_PIDS="$CLIENT_PIDS $!"
     done
-    n=$(awk -v ok="$R_OK" -v s="$R_SECS" -v d="$duration" -v c="$clients" \
-        'BEGIN { n = int(ok / s * d); print (n < 3 * c ? 3 * c : n) }')
-    say "$tag: calibration $R_OK handshakes in ${R_SECS}s; measuring $n"
-    h2load_run "$ver" "$n" "$tag"
-    total=$((total + n))
-    [ "$R_PROTO" = "TLSv$ver" ] || die "$tag: h2load negotiated '$R_PROTO'"
-    tls_stop "$(tls_soft_signal)" 60
-    cp "$TLS_WORK/server.err" "$OUT/$tag.server.err"
-    [ "$TLS_STATUS" = 0 ] || die "$tag: $TLS_SERVER exit status $TLS_STATUS"
-    # Every request must have been a new connection (HAProxy counts them).
-    fe=$(sed -n 's/.*Proxy tls stopped (cumulated conns: FE: \([0-9]*\).*/\1/p' "$OUT/$tag.server.err")
-    if [ "$TLS_SERVER" = haproxy ] && ! [ "${fe:-0}" -ge "$total" ]; then
-        say "WARNING: $tag: $fe connections for $total requests: not one handshake per request"
+}
+
+# Stop the server gracefully while the clients still run (their handshakes in flight
+# finish; nothing is abandoned mid-handshake), then the clients. Sets RUN_STATUS.
+stop_all() {
+    local i sig
+    sig=$(tls_soft_signal)
+    kill "-$sig" "$TLS_PID" 2>/dev/null
+    for i in $(seq 300); do
+        kill -0 "$TLS_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$TLS_PID" 2>/dev/null; then
+        say "WARNING: $RUN_TAG: $TLS_SERVER still running 30 s after SIG$sig: killed"
+        tls_kill_server
+        RUN_STATUS=killed
+    else
+        wait "$TLS_PID"
+        RUN_STATUS=$?
     fi
-    # gpursa's lines, summed over processes (nginx: one per worker)
-    stats=$(sed -n 's/^gpursa: ops gpu=\([0-9]*\) host=\([0-9]*\) cpu=\([0-9]*\) batches=\([0-9]*\) mean_batch=[0-9.]* faults=\([0-9]*\).*/\1 \2 \3 \4 \5/p' \
-        "$OUT/$tag.server.err" | awk 'NF { g += $1; h += $2; c += $3; b += $4; f += $5; n++ }
-            END { if (n) printf "%d,%d,%d,%d,%.1f,%d", g, h, c, b, (b ? (g + h) / b : 0), f; else printf ",,,,," }')
-    awk -v OFS=, -v srv="$TLS_SERVER" -v bits="$TLS_BITS" -v ver="$ver" -v mode="$mode" \
-        -v be="$backend_label" -v th="$threads" -v c="$clients" -v ct="$client_threads" -v n="$n" \
-        -v ok="$R_OK" -v failed="$R_FAILED" -v s="$R_SECS" -v u="$R_USER" -v sy="$R_SYS" \
-        -v scpu="$R_SERVER_CPU" -v fe="$fe" -v stats="$stats" 'BEGIN {
-            if (mode != "gpursa") be = ""
-            print srv, bits, ver, mode, be, th, c, ct, n, ok, failed, s,
-                sprintf("%.0f", ok / s), u + sy, sprintf("%.2f", (u + sy) / s),
-                scpu, sprintf("%.2f", scpu / s), fe, stats }' >>"$csv"
-    say "$tag: $(tail -1 "$csv")"
+    TLS_PID=""
+    clients_stop
 }
 
 csv=$OUT/results.csv
-echo "server,bits,tls,provider,backend,threads,clients,client_threads,requests,succeeded,failed,seconds,handshakes_per_s,client_cpu_s,client_cores,server_cpu_s,server_cores,fe_conns,ops_gpu,ops_host,ops_cpu,batches,mean_batch,faults" >"$csv"
+echo "server,server_cores,client_cores,workers,cert,tls,provider,policy,connections,seconds,requests,handshakes_per_s,server_cpu_cores,client_cpu_cores,server_us_per_hs,client_us_per_hs,requests_total,ops_gpu,ops_host,ops_cpu,batches,mean_batch,faults,ops_per_request,status" >"$csv"
 
-for TLS_SERVER in $servers; do
-    case $TLS_SERVER in
-    # One new connection, so one full handshake, per request.
-    haproxy) TLS_RENDER_SED='/http-request return/i\    option httpclose' ;;
-    nginx) TLS_RENDER_SED='/access_log off;/a\    keepalive_timeout 0;' ;;
-    *) die "unknown server $TLS_SERVER" ;;
+# run TAG S CERT VER PROVIDER POLICY: one measurement; environment as the caller set it.
+run_one() {
+    local s=$2 cert=$3 ver=$4 prov=$5 policy=$6 port total="" t0 t1 r0 r1 s0 s1 c0 c1 stats extra=0
+    RUN_TAG=$1
+    local server_cores="0-$((s - 1))" client_list
+    client_list=$(seq "$s" $((ncpu - 1)) | tr '\n' ' ')
+    STATS_PORT=$((20000 + RANDOM % 40000))
+    STATUS_GETS=0
+    TLS_RENDER_SED=$(render_sed)
+    # The server and every thread or process it makes later inherit the shell's affinity.
+    taskset -p -c "$server_cores" $$ >/dev/null
+    tls_start >>"$LOG"
+    taskset -p -c "$cores_all" $$ >/dev/null
+    cp "$TLS_WORK/$TLS_SERVER".c* "$OUT/$RUN_TAG.conf"
+    port=$TLS_PORT
+    [ "$ver" = 1.2 ] && port=$TLS_PORT12
+    # shellcheck disable=SC2086
+    start_clients "$port" $client_list
+    # a CUDA context per nginx worker takes a while to start
+    [ "$TLS_SERVER" = nginx ] && [ "$TLS_WITH_GPURSA" = 1 ] && extra=2
+    sleep $((warmup + extra))
+    t0=$(now_ns) r0=$(server_requests) s0=$(server_ticks) c0=$(client_ticks)
+    sleep "$duration"
+    t1=$(now_ns) r1=$(server_requests) s1=$(server_ticks) c1=$(client_ticks)
+    # nginx's count is gone with it: read it last (the handshakes in flight are not in it)
+    [ "$TLS_SERVER" = nginx ] && total=$(server_requests)
+    stop_all
+    cp "$TLS_WORK/server.err" "$OUT/$RUN_TAG.server.err"
+    proto=$(sed -n 's/^TLS Protocol: //p' "$OUT/$RUN_TAG.h2load.$s" | head -1)
+    [ "$proto" = "TLSv$ver" ] || say "WARNING: $RUN_TAG: the clients negotiated '$proto'"
+    # HAProxy: the connections it accepted over the whole run (the stats page's are
+    # counted in their own proxy)
+    [ "$TLS_SERVER" = haproxy ] && total=$(sed -n 's/.*Proxy tls stopped (cumulated conns: FE: \([0-9]*\).*/\1/p' "$OUT/$RUN_TAG.server.err")
+    # gpursa's lines, summed over processes (nginx: one per worker)
+    stats=$(sed -n 's/^gpursa: ops gpu=\([0-9]*\) host=\([0-9]*\) cpu=\([0-9]*\) batches=\([0-9]*\) mean_batch=[0-9.]* faults=\([0-9]*\).*/\1 \2 \3 \4 \5/p' \
+        "$OUT/$RUN_TAG.server.err" | awk 'NF { g += $1; h += $2; c += $3; b += $4; f += $5; n++ }
+            END { if (n) printf "%d,%d,%d,%d,%.1f,%d", g, h, c, b, (b ? (g + h) / b : 0), f; else printf ",,,,," }')
+    awk -v OFS=, -v srv="$TLS_SERVER" -v sc="$server_cores" -v cc="$s-$((ncpu - 1))" \
+        -v w="${TLS_WORKERS:-$TLS_NBTHREAD}" -v cert="$cert" -v ver="$ver" -v prov="$prov" \
+        -v pol="$policy" -v conns=$(((ncpu - s) * per_client)) -v t0="$t0" -v t1="$t1" \
+        -v r0="$r0" -v r1="$r1" -v s0="$s0" -v s1="$s1" -v c0="$c0" -v c1="$c1" -v hz="$hz" \
+        -v total="$total" -v stats="$stats" -v st="$RUN_STATUS" 'BEGIN {
+            secs = (t1 - t0) / 1e9; n = r1 - r0
+            if (n <= 0) n = 0
+            split(stats, a, ",")
+            opr = (stats != ",,,,," && total > 0) ? sprintf("%.3f", (a[1] + a[2] + a[3]) / total) : ""
+            print srv, sc, cc, w, cert, ver, prov, pol, conns, sprintf("%.2f", secs), n,
+                sprintf("%.0f", n / secs), sprintf("%.2f", (s1 - s0) / hz / secs),
+                sprintf("%.2f", (c1 - c0) / hz / secs),
+                n ? sprintf("%.0f", (s1 - s0) / hz / n * 1e6) : "",
+                n ? sprintf("%.0f", (c1 - c0) / hz / n * 1e6) : "", total, stats, opr, st }' >>"$csv"
+    say "$RUN_TAG: $(tail -1 "$csv")"
+}
+
+# Certificates: one per RSA size, and the ECDSA P-256 one of the ceiling runs.
+make_certs() {
+    local b
+    for b in $bits_list; do
+        tls_make_cert "$b"
+        mkdir -p "$TLS_WORK/rsa$b"
+        mv "$TLS_WORK"/cert.pem "$TLS_WORK"/key.pem "$TLS_WORK"/cert+key.pem "$TLS_WORK/rsa$b/"
+    done
+    mkdir -p "$TLS_WORK/ec256"
+    (cd "$TLS_WORK/ec256" &&
+        OPENSSL_CONF=/dev/null "$OPENSSL" req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+            -nodes -days 2 -keyout key.pem -out cert.pem -subj /CN=localhost \
+            -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2>/dev/null &&
+        cat cert.pem key.pem >cert+key.pem) || die "cannot make the ECDSA certificate"
+}
+use_cert() { cp "$TLS_WORK/$1"/*.pem "$TLS_WORK/"; }
+make_certs
+
+gpursa_env() { # POLICY: the gpursa environment of a run
+    TLS_WITH_GPURSA=1
+    export GPURSA_STATS=1 GPURSA_BACKEND=$backend
+    unset GPURSA_MIN_GPU_BATCH GPURSA_MAX_WAIT_US
+    case $1 in
+    # (explicit even for -1: conf/haproxy.cfg presets 1 where the environment has none)
+    haproxy) export GPURSA_MIN_GPU_BATCH=$min_gpu_batch ;;
+    gpu) export GPURSA_MIN_GPU_BATCH=1 GPURSA_MAX_WAIT_US=0 ;;
     esac
-    for bits in $bits_list; do
-        TLS_BITS=$bits
-        tls_make_cert "$bits"
+}
+default_env() {
+    TLS_WITH_GPURSA=0
+    unset GPURSA_STATS GPURSA_BACKEND GPURSA_MIN_GPU_BATCH GPURSA_MAX_WAIT_US
+}
+
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+maxconn_for() { local n=$(((ncpu - $1) * per_client * 2)); echo $((n > 4096 ? n : 4096)); }
+
+case " $servers " in *" haproxy "*)
+    TLS_SERVER=haproxy
+    for s in $split; do
+        TLS_NBTHREAD=$s TLS_MAXCONN=$(maxconn_for "$s") TLS_WORKERS=""
         for ver in $tls_list; do
-            for mode in $modes; do
-                tag="$TLS_SERVER-rsa$bits-tls$ver-$mode"
-                if [ "$mode" = gpursa ]; then
-                    TLS_WITH_GPURSA=1
-                    export GPURSA_STATS=1 GPURSA_BACKEND=$backend
-                else
-                    TLS_WITH_GPURSA=0
-                    unset GPURSA_STATS GPURSA_BACKEND
-                fi
-                tls_start
-                cp "$TLS_WORK/$TLS_SERVER".c* "$OUT/$tag.conf"
-                measure "$tag" "$ver"
+            for bits in $bits_list; do
+                use_cert "rsa$bits"
+                RUN_GROUPS=$groups
+                for mode in $modes; do
+                    if [ "$mode" = gpursa ]; then
+                        gpursa_env haproxy
+                        pol="$backend min_gpu_batch=$min_gpu_batch"
+                    else
+                        default_env
+                        pol=""
+                    fi
+                    run_one "haproxy-s$s-rsa$bits-tls$ver-$mode" "$s" "rsa$bits" "$ver" "$mode" "$pol"
+                done
             done
+            if [ "$ceiling" = 1 ]; then
+                use_cert ec256
+                default_env
+                RUN_GROUPS=$groups:P-256
+                run_one "haproxy-s$s-ec256-tls$ver-default" "$s" ec256 "$ver" default "ceiling"
+            fi
         done
     done
-done
+    ;;
+esac
 
-# ---- summary: one row per server, size and version, with the speed-up ----
+case " $servers " in *" nginx "*)
+    TLS_SERVER=nginx
+    s=$first_split
+    set -- $tls_list
+    ver=$1
+    TLS_WORKERS=$nginx_workers TLS_NBTHREAD=""
+    RUN_GROUPS=$groups
+    for bits in $bits_list; do
+        use_cert "rsa$bits"
+        for mode in $nginx_modes; do
+            case $mode in
+            default) default_env; pol="" ;;
+            gpursa) gpursa_env nginx; pol="$backend defaults" ;;
+            gpursa-gpu) gpursa_env gpu; pol="$backend min_gpu_batch=1 max_wait_us=0" ;;
+            gpursa-gpu-mps)
+                command -v nvidia-cuda-mps-control >/dev/null ||
+                    { say "SKIP $mode: no nvidia-cuda-mps-control"; continue; }
+                gpursa_env gpu
+                pol="$backend min_gpu_batch=1 max_wait_us=0 MPS"
+                MPS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/gpursa-mps.XXXXXX")
+                chmod 755 "$MPS_DIR"
+                export CUDA_MPS_PIPE_DIRECTORY=$MPS_DIR/pipe CUDA_MPS_LOG_DIRECTORY=$MPS_DIR/log
+                mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+                nvidia-cuda-mps-control -d || { say "SKIP $mode: MPS did not start"; mps_stop; continue; }
+                ;;
+            *) die "unknown nginx mode $mode" ;;
+            esac
+            run_one "nginx-s$s-w$nginx_workers-rsa$bits-tls$ver-$mode" "$s" "rsa$bits" "$ver" \
+                "${mode%%-*}" "$pol"
+            if [ -n "$MPS_DIR" ]; then
+                cp "$MPS_DIR/log/control.log" "$OUT/nginx-rsa$bits-mps-control.log" 2>/dev/null
+                mps_stop
+            fi
+        done
+    done
+    ;;
+esac
+
+# ---- summary: one row per run, the speed-up over the stock server on the same cores ----
 {
-    echo "# New TLS handshakes per second: $threads HAProxy threads / nginx workers, h2load $clients connections ($client_threads threads) on the same host"
+    echo "# New full TLS handshakes per second, server and clients on separate cores of one host"
     echo
     sed -n '1,/^settings/{s/^/    /;p}' "$LOG" | grep -v '^    unpacked'
     echo
-    echo "| server | RSA | TLS | provider | handshakes/s | client CPU (cores) | server CPU (cores) | gpursa ops gpu/host/cpu | mean batch | speed-up |"
-    echo "| --- | --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: |"
+    echo "| server | server cores | client cores | cert | TLS | provider | gpursa policy | handshakes/s | server CPU (cores) | client CPU (cores) | server µs/hs | client µs/hs | gpursa ops gpu/host/cpu | mean batch | ops/request | speed-up |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"
     awk -F, 'NR > 1 {
-        key = $1 "/" $2 "/" $3
-        if ($4 == "default") base[key] = $13
-        sp = ($4 != "default" && base[key] > 0) ? sprintf("%.2fx", $13 / base[key]) : ""
-        ops = ($19 == "") ? "-" : $19 "/" $20 "/" $21
-        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4 ($5 ? " (" $5 ")" : ""), $13, $15, $17, ops, ($23 == "" ? "-" : $23), sp
+        key = $1 "/" $2 "/" $4 "/" $5 "/" $6
+        if ($7 == "default" && $8 == "") base[key] = $12
+        ck = $1 "/" $2 "/" $6
+        if ($8 == "ceiling") { sp = "ceiling"; }
+        else sp = ($7 != "default" && base[key] > 0) ? sprintf("%.2fx", $12 / base[key]) : ""
+        ops = ($18 == "") ? "-" : $18 "/" $19 "/" $20
+        srv = $1 ($1 == "nginx" ? " (" $4 " workers)" : " (" $4 " threads)")
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+            srv, $2, $3, $5, $6, $7, $8, $12, $13, $14, $15, $16, ops, ($22 == "" ? "-" : $22),
+            ($24 == "" ? "-" : $24), sp
     }' "$csv"
     echo
-    echo "Speed-up: gpursa's handshakes per second over the same server without it (target: 3x for HAProxy)."
-    echo "Client CPU: h2load's user+sys time / wall time; it runs on the same cores as the server."
-    echo "nginx workers block in each signature: a worker never has two to batch, so its batches are"
-    echo "only what several workers of one process would share (none: one process per worker);"
-    echo "without NVIDIA MPS, each worker process has its own CUDA context."
+    echo "Speed-up: handshakes/s over the same server without gpursa, same cores, same clients."
+    echo "ceiling: the stock server with an ECDSA P-256 certificate (a nearly free signature):"
+    echo "the most any RSA offload could give on these cores with this server and OpenSSL."
+    echo "ops/request: gpursa's private-key operations per request answered over the whole run"
+    echo "(1.000: every request was a new full handshake, one signature each)."
+    echo "CPU in cores: CPU seconds of the server's processes (gpursa's threads included) and of"
+    echo "the h2load processes, over the measured seconds."
 } >"$OUT/summary.md"
 cat "$OUT/summary.md"
