@@ -176,10 +176,11 @@ static int gpursa_cuda_size_index(int bits)
  * to us: the two-pass algorithm where the multiplier is 16 bits wide (before
  * sm_70); on Hopper what measured fastest there (bench/RESULTS.md, "COOP"):
  * COOP for 3072 and 4096 (lower latency at every batch size and the higher
- * peak), FAST for 2048 with COOP for batches up to *coop_upto items (where
- * its 4.6 ms kernel beats FAST's 16 ms one; FAST's peak is higher from
- * 16,384 items on), FAST for 1024 (faster at every size there); the
- * row-oriented carry chains elsewhere (COOP not measured on those GPUs). */
+ * peak), FAST for 2048 with COOP for batches up to *coop_upto items (its
+ * 4.6 ms kernel up to 2,048 items against FAST's 16 ms, and its 8-limb
+ * kernel above, ahead of FAST up to 16,384 items), FAST for 1024 (faster at
+ * every size there); the row-oriented carry chains elsewhere (COOP not
+ * measured on those GPUs). */
 static gpursa_variant gpursa_cuda_auto_variant(int major, int bits, uint32_t *coop_upto)
 {
     *coop_upto = 0;
@@ -189,7 +190,7 @@ static gpursa_variant gpursa_cuda_auto_variant(int major, int bits, uint32_t *co
         return GPURSA_VARIANT_COOP;
     if (major >= 9 && bits <= 2048 && gpursa_cuda_has(bits, GPURSA_VARIANT_FAST)) {
         if (bits == 2048 && gpursa_cuda_has(bits, GPURSA_VARIANT_COOP))
-            *coop_upto = 8192;
+            *coop_upto = 16384;
         return GPURSA_VARIANT_FAST;
     }
     return GPURSA_VARIANT_IMAD;
@@ -255,7 +256,7 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
              "%d registers (RSA-2048)",
              index, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
              prop.totalGlobalMem / 1048576.0, gpursa_variant_name(dev->by_size[0]),
-             gpursa_variant_name(dev->by_size[1]), dev->coop_upto[1] ? " (coop up to 8192 items)" : "",
+             gpursa_variant_name(dev->by_size[1]), dev->coop_upto[1] ? " (coop up to 16384 items)" : "",
              gpursa_variant_name(dev->by_size[2]), gpursa_variant_name(dev->by_size[3]),
              gpursa_cuda_fast_chains() ? " (fast: carry chains)" : "",
              gpursa_cuda_kernel_regs(2048, dev->variant));

@@ -36,6 +36,10 @@ cudaError_t gpursa_cuda_launch_1024(gpursa_variant v, const gpursa_cuda_args *a,
 cudaError_t gpursa_cuda_launch_2048(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);
 cudaError_t gpursa_cuda_launch_3072(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);
 cudaError_t gpursa_cuda_launch_4096(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);
+/* RSA-2048 COOP with 8 limbs per lane (kernels_2048w.cu): the 2048 launcher
+ * sends batches of more than 2,048 items there. */
+cudaError_t gpursa_cuda_launch_2048_wide(const gpursa_cuda_args *a, cudaStream_t s);
+int gpursa_cuda_regs_2048_wide(void);
 
 /* Big-endian byte strings (count items of nbytes each, item i at
  * bytes[i * pitch]) to SoA limbs, and back. nbytes and pitch are multiples of 4. */

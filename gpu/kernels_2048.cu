@@ -1,8 +1,11 @@
 /* gpursa CUDA backend: the kernels for RSA-2048 (CRT halves of 32 limbs),
  * every variant; one file per size so that nvcc builds them in parallel. */
-/* COOP: 4 limbs per lane, 8 lanes per CRT half, 16 per item */
+/* COOP: 4 limbs per lane, 8 lanes per CRT half, 16 per item; batches of
+ * more than 2,048 items go to the 8-limb kernel (kernels_2048w.cu) */
 #define GPURSA_COOP_H 32
 #define GPURSA_COOP_L 4
+#define GPURSA_COOP_WIDE_ABOVE 2048
+#define GPURSA_COOP_WIDE_LAUNCH gpursa_cuda_launch_2048_wide
 #include "gpu/kernels_rsa.cuh"
 
 GPURSA_CUDA_SIZE(2048)

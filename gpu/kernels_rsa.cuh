@@ -47,7 +47,6 @@
 #include "gpu/gpursa_rsa_op.h"
 #include "gpu/gpursa_mont_rows.h"
 #include "gpu/gpursa_cuda_kernels.h"
-#include "gpu/gpursa_coop.h"
 
 #ifndef GPURSA_FAST_WINDOW
 /* 4 bits: 16 table entries of H limbs. 5 bits saves 3% of the
@@ -486,42 +485,17 @@ gpursa_fx2_kernel(gpursa_cuda_args a)
     gpursa_fx_wipe<H>(z);
 }
 
-/* ---- 2T threads per item (COOP, gpursa_coop.h) ----------------------------------------- */
+#include "gpu/kernels_coop.cuh"
 
-/* Registers are few (every number is L limbs a thread), so the block and
- * occupancy are left to the compiler's choice at 256 threads. */
-static __global__ void __launch_bounds__(256) gpursa_coop_kernel(gpursa_coop_args a)
+/* COOP of this size; with GPURSA_COOP_WIDE_ABOVE set, larger batches run
+ * the wider-lane kernel of another file (GPURSA_COOP_WIDE_LAUNCH). */
+static cudaError_t gpursa_coop_launch_sized(const gpursa_cuda_args *a, cudaStream_t s)
 {
-    gpursa_coop_item(&a, blockIdx.x * blockDim.x + threadIdx.x);
-}
-
-static cudaError_t gpursa_coop_launch(const gpursa_cuda_args *a, cudaStream_t s)
-{
-    const unsigned threads = 256;
-    uint64_t lanes = (uint64_t)GPURSA_COOP_LANES * a->count;
-    gpursa_coop_args ca;
-    if (a->count == 0)
-        return cudaSuccess;
-    ca.keys = a->keys;
-    ca.in = a->in;
-    ca.r = a->r;
-    ca.rinv = a->rinv;
-    ca.out = a->out;
-    ca.status = a->status;
-    ca.count = a->count;
-    ca.stride = a->stride;
-    gpursa_coop_kernel<<<(unsigned)((lanes + threads - 1) / threads), threads, 0, s>>>(ca);
-    return cudaGetLastError();
-}
-
-static int gpursa_coop_regs(void)
-{
-    cudaFuncAttributes attr;
-    if (cudaFuncGetAttributes(&attr, gpursa_coop_kernel) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    return attr.numRegs;
+#ifdef GPURSA_COOP_WIDE_ABOVE
+    if (a->count > GPURSA_COOP_WIDE_ABOVE)
+        return GPURSA_COOP_WIDE_LAUNCH(a, s);
+#endif
+    return gpursa_coop_launch(a, s);
 }
 
 /* ---- launch --------------------------------------------------------------------------- */
@@ -572,7 +546,7 @@ static int gpursa_fx_regs(void)
             if (gpursa_cuda_fast_chains())                                                  \
                 return gpursa_fx_launch<BITS / 64, GPURSA_VARIANT_IMAD, 2>(a, s);           \
             return gpursa_fx_launch<BITS / 64, GPURSA_VARIANT_FAST, 2>(a, s);               \
-        case GPURSA_VARIANT_COOP: return gpursa_coop_launch(a, s);                          \
+        case GPURSA_VARIANT_COOP: return gpursa_coop_launch_sized(a, s);                    \
         default: return cudaErrorInvalidValue;                                              \
         }                                                                                   \
     }                                                                                       \

@@ -1,0 +1,50 @@
+/*
+ * gpursa CUDA backend: the COOP kernel (gpursa_coop.h) of one modulus size
+ * and lane width, its launcher and register query (static: each including
+ * file gets its own for the GPURSA_COOP_H / GPURSA_COOP_L it sets).
+ */
+#ifndef GPURSA_KERNELS_COOP_CUH
+#define GPURSA_KERNELS_COOP_CUH
+
+#include "gpu/gpursa_cuda_kernels.h"
+#include "gpu/gpursa_coop.h"
+
+/* ---- 2T threads per item (COOP, gpursa_coop.h) ----------------------------------------- */
+
+/* Registers are few (every number is L limbs a thread), so the block and
+ * occupancy are left to the compiler's choice at 256 threads. */
+static __global__ void __launch_bounds__(256) gpursa_coop_kernel(gpursa_coop_args a)
+{
+    gpursa_coop_item(&a, blockIdx.x * blockDim.x + threadIdx.x);
+}
+
+static cudaError_t gpursa_coop_launch(const gpursa_cuda_args *a, cudaStream_t s)
+{
+    const unsigned threads = 256;
+    uint64_t lanes = (uint64_t)GPURSA_COOP_LANES * a->count;
+    gpursa_coop_args ca;
+    if (a->count == 0)
+        return cudaSuccess;
+    ca.keys = a->keys;
+    ca.in = a->in;
+    ca.r = a->r;
+    ca.rinv = a->rinv;
+    ca.out = a->out;
+    ca.status = a->status;
+    ca.count = a->count;
+    ca.stride = a->stride;
+    gpursa_coop_kernel<<<(unsigned)((lanes + threads - 1) / threads), threads, 0, s>>>(ca);
+    return cudaGetLastError();
+}
+
+static int gpursa_coop_regs(void)
+{
+    cudaFuncAttributes attr;
+    if (cudaFuncGetAttributes(&attr, gpursa_coop_kernel) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return attr.numRegs;
+}
+
+#endif /* GPURSA_KERNELS_COOP_CUH */
