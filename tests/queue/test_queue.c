@@ -618,6 +618,41 @@ START_TEST(test_crossover_measured_at_startup)
 }
 END_TEST
 
+/* A job alone in its thread (one request in flight, one client), with no
+ * batch in sight, yields once and, when no job of another wait context ran
+ * meanwhile, computes inline: no hand-off to a CPU worker and back. Jobs of
+ * two wait contexts in one thread are multiplexed: they queue (their lone
+ * requests reach the CPU workers as small batches, not inline). */
+START_TEST(test_async_job_alone_in_its_thread_computes_inline)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    const int ops = 6;
+    unsigned long inl, small;
+
+    fake_reset();
+    cpu_delay_us = 1000;                 /* 1 ms per CPU op: 2 per 2 ms deadline */
+    q = mkq(&fake_ops, 64, 2000, 16, 1024);
+    qk = mkkey(q, &keys[0]);
+    /* one job: every operation after its first is alone (the first may be
+     * too, if its wait context reuses a freed one's address) */
+    ck_assert_int_eq(run_async(q, qk, &keys[0], 1, ops), 0);
+    inl = atomic_load(&stats.fb_inline);
+    small = atomic_load(&stats.fb_small_batch);
+    ck_assert_uint_ge(inl, ops - 1);
+    ck_assert_uint_eq(inl + small, ops);
+    /* two jobs in one thread: each yield lets the other one in, so both
+     * queue; at most the first request sees no other wait context yet */
+    ck_assert_int_eq(run_async(q, qk, &keys[0], 2, ops), 0);
+    ck_assert_uint_le(atomic_load(&stats.fb_inline) - inl, 1);
+    ck_assert_uint_ge(atomic_load(&stats.fb_small_batch) - small, 2 * ops - 1);
+    ck_assert_uint_eq(atomic_load(&stats.ops_cpu), 3 * ops);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+    cpu_delay_us = 0;
+}
+END_TEST
+
 /* ---- failures ------------------------------------------------------------- */
 
 START_TEST(test_fault_items_recomputed_on_cpu_never_released)
@@ -775,7 +810,7 @@ END_TEST
  * resumed nor discarded (OpenSSL has no call for either): it stays reachable
  * from here, as it would from an application's connection table, so leak
  * checkers (LSan with gcc or clang) do not report its stack by design. */
-static ASYNC_JOB *abandoned_job;
+ASYNC_JOB *volatile gpursa_test_abandoned_job;   /* volatile: the store must stay */
 
 /* ---- async wait-context callbacks ------------------------------------------ */
 
@@ -869,7 +904,7 @@ START_TEST(test_async_wait_ctx_freed_while_paused_is_never_signalled)
     ctx = ASYNC_WAIT_CTX_new();
     ck_assert_int_eq(ASYNC_WAIT_CTX_set_callback(ctx, note_ready, &calls), 1);
     ck_assert_int_eq(ASYNC_start_job(&job, ctx, &ret, job_fn, &ja, sizeof(ja)), ASYNC_PAUSE);
-    abandoned_job = job;         /* never finished, by design (see abandoned_job) */
+    gpursa_test_abandoned_job = job;   /* never finished, by design (see there) */
     ck_assert_int_eq(ASYNC_WAIT_CTX_get_all_fds(ctx, &fd, &nfd), 1);
     /* The application gives up on the job: its wait context goes. */
     ASYNC_WAIT_CTX_free(ctx);
@@ -1252,6 +1287,7 @@ static Suite *queue_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_async_callback_mode_resumes_jobs);
     tcase_add_test(tc, test_async_wait_ctx_freed_while_paused_is_never_signalled);
+    tcase_add_test(tc, test_async_job_alone_in_its_thread_computes_inline);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("stress");
