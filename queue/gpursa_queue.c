@@ -553,9 +553,31 @@ static gpursa_dev *gpursa_pick_device(gpursa_qrt *rt)
     return best;
 }
 
+/* Which wait context this thread's previous operation ran in, and how many
+ * times that changed: a thread multiplexing jobs (openssl speed -async_jobs
+ * N, a busy HAProxy thread) changes wait context all the time. */
+static _Thread_local const ASYNC_WAIT_CTX *gpursa_tl_ctx;
+static _Thread_local unsigned long gpursa_tl_switches;
+
+/* 1 when the current job runs in the same wait context as this thread's
+ * previous operation. A wait context freed and another allocated at its
+ * address counts as the same, which is right: they ran one after the other. */
+static int gpursa_job_same_ctx(void)
+{
+    ASYNC_JOB *job = ASYNC_get_current_job();
+    const ASYNC_WAIT_CTX *ctx = job != NULL ? ASYNC_get_wait_ctx(job) : NULL;
+
+    if (ctx == gpursa_tl_ctx)
+        return 1;
+    gpursa_tl_ctx = ctx;
+    gpursa_tl_switches++;
+    return 0;
+}
+
 static int gpursa_private_async(gpursa_qrt *rt, gpursa_dev *d, gpursa_req *r)
 {
     gpursa_wake *w;
+    int same = gpursa_job_same_ctx(), counted = 0;
 
     /* A job always queues, unlike a blocking caller: only its pause lets the
      * application start the other jobs whose requests make a batch. Had it
@@ -575,6 +597,25 @@ static int gpursa_private_async(gpursa_qrt *rt, gpursa_dev *d, gpursa_req *r)
     /* The job's own reference: it drains the fd after every resume, even if
      * the application freed the wait context meanwhile. */
     gpursa_wake_ref(w);
+    /* A job in the same wait context as this thread's last operation, with
+     * no batch in sight, may be alone (one request in flight, one client):
+     * then the hand-off to a CPU worker and back only adds latency. It
+     * yields once (fd signalled, so the application resumes it at once); if
+     * no job of another wait context ran an operation meanwhile, it is
+     * alone and computes inline. */
+    if (same && !gpursa_dev_decide(d, r->key->cls)) {
+        unsigned long before = gpursa_tl_switches;
+
+        counted = 1;
+        gpursa_wake_signal(w);
+        if (ASYNC_pause_job()) {
+            gpursa_wake_drain(w);
+            if (gpursa_tl_switches == before) {
+                gpursa_wake_unref(w);
+                return 0;                /* alone: caller computes inline */
+            }
+        }
+    }
     /* Back-pressure: let the application run other jobs and come back. */
     while (!gpursa_inflight_try(rt)) {
         gpursa_wake_signal(w);
@@ -586,7 +627,7 @@ static int gpursa_private_async(gpursa_qrt *rt, gpursa_dev *d, gpursa_req *r)
     }
     r->wake = w;
     gpursa_wake_ref(w);                  /* the request's, for the completion */
-    gpursa_dev_submit(d, r, GPURSA_SUBMIT_ARRIVAL);
+    gpursa_dev_submit(d, r, counted ? GPURSA_SUBMIT_QUEUE : GPURSA_SUBMIT_ARRIVAL);
     /* Resumes can be early (another operation of the job's wait context, the
      * application polling): drain, then check the done flag. Pause at least
      * once even when the answer is already there (the fd is signalled then):
