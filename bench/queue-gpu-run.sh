@@ -98,7 +98,7 @@ step_limit() {
 # ---- the machine -------------------------------------------------------------------------
 {
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "commit: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || cat "$build/COMMIT" 2>/dev/null || echo unknown)"
+    echo "commit: $(cat "$build/COMMIT" 2>/dev/null || git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)"
     echo "build: $build"
     echo "backend: GPURSA_BACKEND=$GPURSA_BACKEND  quick=$quick"
     if command -v nvidia-smi >/dev/null; then
