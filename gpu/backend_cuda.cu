@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <cuda_runtime.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "gpu/gpursa_gpu.h"
 #include "gpu/gpursa_keyconv.h"
 #include "gpu/gpursa_cuda_kernels.h"
+#include "gpu/gpursa_cuda_debug.h"
 
 #define GPURSA_CUDA_KEY_MAGIC 0x6b435552u   /* "RUCk": catches foreign handles */
 #define GPURSA_CUDA_MAX_ITEMS (1u << 24)     /* the kernels index items with 32 bits */
@@ -334,22 +336,83 @@ static int gpursa_cuda_key_upload(gpursa_gpu_device *dev, const gpursa_rsa_key_m
     return GPURSA_GPU_OK;
 }
 
+/* Test hooks (gpursa_cuda_debug.h): the last freed key's wiped device
+ * memory, kept instead of freed while keeping is on. */
+static pthread_mutex_t gpursa_cuda_kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static int gpursa_cuda_keep_freed;
+static void *gpursa_cuda_kept;
+static size_t gpursa_cuda_kept_size;
+
 static void gpursa_cuda_key_free(gpursa_gpu_device *dev, gpursa_gpu_key *key)
 {
     if (key == NULL)
         return;
     if (key->dkey != NULL && (dev == NULL || gpursa_cuda_enter(dev) == GPURSA_GPU_OK)) {
+        void *old = NULL;
+
         /* Wipe before free: freed device memory is handed to the next
          * allocation as it is. cudaMemset is ordered after all work on the
          * legacy stream; synchronise so a running batch is done with it. */
         (void)cudaDeviceSynchronize();
         (void)cudaMemset(key->dkey, 0, key->size);
         (void)cudaDeviceSynchronize();
-        (void)cudaFree(key->dkey);
+        pthread_mutex_lock(&gpursa_cuda_kept_lock);
+        if (gpursa_cuda_keep_freed) {
+            old = gpursa_cuda_kept;
+            gpursa_cuda_kept = key->dkey;
+            gpursa_cuda_kept_size = key->size;
+        } else {
+            old = key->dkey;
+        }
+        pthread_mutex_unlock(&gpursa_cuda_kept_lock);
+        if (old != NULL)
+            (void)cudaFree(old);
     }
     key->magic = 0;
     key->dkey = NULL;
     free(key);
+}
+
+void gpursa_cuda_debug_keep_freed_keys(int on)
+{
+    void *old;
+
+    pthread_mutex_lock(&gpursa_cuda_kept_lock);
+    gpursa_cuda_keep_freed = on != 0;
+    old = on ? NULL : gpursa_cuda_kept;
+    if (!on) {
+        gpursa_cuda_kept = NULL;
+        gpursa_cuda_kept_size = 0;
+    }
+    pthread_mutex_unlock(&gpursa_cuda_kept_lock);
+    if (old != NULL)
+        (void)cudaFree(old);
+}
+
+static int gpursa_cuda_debug_read(const void *dptr, size_t size, void *out, size_t cap, size_t *len)
+{
+    if (dptr == NULL || out == NULL || len == NULL || cap < size)
+        return GPURSA_GPU_ERR_INVALID;
+    *len = size;
+    return cudaMemcpy(out, dptr, size, cudaMemcpyDeviceToHost) == cudaSuccess ? GPURSA_GPU_OK
+                                                                              : GPURSA_GPU_ERR_COPY;
+}
+
+int gpursa_cuda_debug_read_freed_key(void *out, size_t cap, size_t *len)
+{
+    int rc;
+
+    pthread_mutex_lock(&gpursa_cuda_kept_lock);
+    rc = gpursa_cuda_debug_read(gpursa_cuda_kept, gpursa_cuda_kept_size, out, cap, len);
+    pthread_mutex_unlock(&gpursa_cuda_kept_lock);
+    return rc;
+}
+
+int gpursa_cuda_debug_read_key(const gpursa_gpu_key *key, void *out, size_t cap, size_t *len)
+{
+    if (key == NULL || key->magic != GPURSA_CUDA_KEY_MAGIC)
+        return GPURSA_GPU_ERR_INVALID;
+    return gpursa_cuda_debug_read(key->dkey, key->size, out, cap, len);
 }
 
 /* ---- batches ------------------------------------------------------------------ */

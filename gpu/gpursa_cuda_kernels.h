@@ -40,6 +40,9 @@ cudaError_t gpursa_cuda_launch_4096(gpursa_variant v, const gpursa_cuda_args *a,
  * sends batches of more than 2,048 items there. */
 cudaError_t gpursa_cuda_launch_2048_wide(const gpursa_cuda_args *a, cudaStream_t s);
 int gpursa_cuda_regs_2048_wide(void);
+/* ... and with 2 limbs per lane (kernels_2048n.cu): batches of up to 1,024. */
+cudaError_t gpursa_cuda_launch_2048_narrow(const gpursa_cuda_args *a, cudaStream_t s);
+int gpursa_cuda_regs_2048_narrow(void);
 
 /* Big-endian byte strings (count items of nbytes each, item i at
  * bytes[i * pitch]) to SoA limbs, and back. nbytes and pitch are multiples of 4. */

@@ -487,10 +487,15 @@ gpursa_fx2_kernel(gpursa_cuda_args a)
 
 #include "gpu/kernels_coop.cuh"
 
-/* COOP of this size; with GPURSA_COOP_WIDE_ABOVE set, larger batches run
- * the wider-lane kernel of another file (GPURSA_COOP_WIDE_LAUNCH). */
+/* COOP of this size; with GPURSA_COOP_NARROW_UPTO / _WIDE_ABOVE set,
+ * smaller / larger batches run the narrower / wider-lane kernel of another
+ * file (GPURSA_COOP_NARROW_LAUNCH / _WIDE_LAUNCH). */
 static cudaError_t gpursa_coop_launch_sized(const gpursa_cuda_args *a, cudaStream_t s)
 {
+#ifdef GPURSA_COOP_NARROW_UPTO
+    if (a->count <= GPURSA_COOP_NARROW_UPTO)
+        return GPURSA_COOP_NARROW_LAUNCH(a, s);
+#endif
 #ifdef GPURSA_COOP_WIDE_ABOVE
     if (a->count > GPURSA_COOP_WIDE_ABOVE)
         return GPURSA_COOP_WIDE_LAUNCH(a, s);

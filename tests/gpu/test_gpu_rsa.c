@@ -22,6 +22,9 @@
 #include "gpu/gpursa_keyconv.h"
 #include "gpu/gpursa_rsa_op.h"
 #include "tests/gpu/gpu_testutil.h"
+#ifdef GPURSA_HAVE_CUDA
+#include "gpu/gpursa_cuda_debug.h"
+#endif
 
 static const int key_bits[] = {1024, 2048, 3072, 4096};
 static const int variants[] = {GPURSA_VARIANT_IMAD, GPURSA_VARIANT_XMAD};
@@ -448,10 +451,54 @@ START_TEST(test_backend_batch_mixed_keys)
     /* host: modest batches (every item runs on this CPU); threads split at 8+ */
     int cuda = getenv("GPURSA_TEST_BACKEND") && strcmp(getenv("GPURSA_TEST_BACKEND"), "cuda") == 0;
     size_t n = cuda ? 300 : (_i / 5 < 2 ? 24 : 9);
-    /* RSA-2048 COOP runs batches of more than 2,048 items on its 8-limb kernel */
-    if (cuda && _i / 5 == 1 && vs[_i % 5] == GPURSA_VARIANT_COOP)
+    /* RSA-2048 COOP has three kernels by batch size: 2 limbs per lane up to
+     * 1,024 items, 4 up to 2,048, 8 above */
+    if (cuda && _i / 5 == 1 && vs[_i % 5] == GPURSA_VARIANT_COOP) {
+        run_backend_batch(1, GPURSA_VARIANT_COOP, 1500);
         n = 2600;
+    }
     run_backend_batch(_i / 5, vs[_i % 5], n);
+}
+END_TEST
+
+/* Key hygiene on the device: the hook reads a live key's device copy (it is
+ * the key: not all zero), then keeps the allocation a key_free releases and
+ * reads it back: every byte zero. CUDA backend only (the host backend's key
+ * is host memory, wiped by gpursa_keyconv_cleanse before free). */
+START_TEST(test_backend_device_key_wiped_on_free)
+{
+#ifdef GPURSA_HAVE_CUDA
+    const char *which = getenv("GPURSA_TEST_BACKEND");
+    gpursa_gpu_device *dev;
+    gpursa_gpu_key *key = NULL;
+    unsigned char *buf;
+    size_t cap = 1 << 16, len = 0, nonzero = 0;
+
+    if (backend_skip || which == NULL || strcmp(which, "cuda") != 0)
+        return;
+    dev = open_dev(GPURSA_VARIANT_AUTO);
+    ck_assert_ptr_nonnull(dev);
+    buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_int_eq(ops->key_upload(dev, &get_key(1, 0)->km, &key), GPURSA_GPU_OK);
+    ck_assert_int_eq(gpursa_cuda_debug_read_key(key, buf, cap, &len), GPURSA_GPU_OK);
+    ck_assert_uint_ge(len, sizeof(gpursa_rsa_keydata));
+    for (size_t i = 0; i < len; i++)
+        nonzero += buf[i] != 0;
+    ck_assert_uint_gt(nonzero, len / 8);
+    gpursa_cuda_debug_keep_freed_keys(1);
+    ops->key_free(dev, key);
+    memset(buf, 0xa5, cap);
+    ck_assert_int_eq(gpursa_cuda_debug_read_freed_key(buf, cap, &len), GPURSA_GPU_OK);
+    ck_assert_uint_ge(len, sizeof(gpursa_rsa_keydata));
+    for (size_t i = 0; i < len; i++)
+        if (buf[i] != 0)
+            ck_abort_msg("freed key: device byte %zu of %zu is 0x%02x", i, len, buf[i]);
+    gpursa_cuda_debug_keep_freed_keys(0);
+    ck_assert_int_eq(gpursa_cuda_debug_read_freed_key(buf, cap, &len), GPURSA_GPU_ERR_INVALID);
+    free(buf);
+    ops->device_close(dev);
+#endif
 }
 END_TEST
 
@@ -528,6 +575,7 @@ static Suite *make_backend_suite(void)
     tcase_set_timeout(tc, 900);
     tcase_add_loop_test(tc, test_backend_batch_mixed_keys, 0, 20);
     tcase_add_test(tc, test_backend_refusals);
+    tcase_add_test(tc, test_backend_device_key_wiped_on_free);
     suite_add_tcase(s, tc);
     return s;
 }
