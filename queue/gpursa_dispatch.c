@@ -388,17 +388,29 @@ static int gpursa_pool_grow(gpursa_pair_pool *p, size_t want)
     return 1;
 }
 
-/* Fills the pool of k up: one batch inversion for all the new pairs. */
+/* Grows the pool of k (see GPURSA_POOL_FIRST) and fills it up: one batch
+ * inversion for all the new pairs. */
 static int gpursa_pool_fill(gpursa_slot *s, gpursa_pair_pool *p, gpursa_queue_key *k)
 {
-    size_t add = p->cap - p->n;
+    size_t two_groups = 2 * p->group, add;
+    size_t want = p->cap == 0 ? GPURSA_POOL_FIRST : 2 * p->cap;
+    size_t top = two_groups > GPURSA_POOL ? two_groups : GPURSA_POOL;
 
-    if (add == 0)
+    if (want > top)
+        want = top;
+    if (want < two_groups)
+        want = two_groups;
+    if (want > s->cap)                   /* bn_r / bn_a hold s->cap numbers */
+        want = s->cap;
+    if (want < p->group || !gpursa_pool_grow(p, want))
+        return 0;
+    if ((add = p->cap - p->n) == 0)
         return 1;
-    if (add > s->cap || !gpursa_blind_batch(k, add, s->bn_r, s->bn_a, p->r + p->n * p->len,
-                                            p->rinv + p->n * p->len, s->bnctx))
+    if (!gpursa_blind_batch(k, add, s->bn_r, s->bn_a, p->r + p->n * p->len,
+                            p->rinv + p->n * p->len, s->bnctx))
         return 0;
     p->n = p->cap;
+    p->group = 0;
     return 1;
 }
 
@@ -414,18 +426,15 @@ static int gpursa_slot_pairs(gpursa_slot *s, gpursa_queue_key *k, size_t m,
                              unsigned char *r, unsigned char *rinv)
 {
     gpursa_pair_pool *p = gpursa_pool_of(s, k);
-    size_t len = k->len, want = 2 * m;
+    size_t len = k->len;
 
     p->last_use = s->batch_no;
-    if (p->n < m) {
-        /* twice the group, so the next top-up still adds many at once */
-        if (want < GPURSA_POOL)
-            want = GPURSA_POOL;
-        if (want > s->cap)
-            want = s->cap > m ? s->cap : m;
-        if (!gpursa_pool_grow(p, want) || !gpursa_pool_fill(s, p, k))
-            return 0;
-    }
+    if (m > p->group)
+        p->group = m;
+    if (p->n < m && !gpursa_pool_fill(s, p, k))
+        return 0;
+    if (m > p->group)                    /* (a fill starts the count again) */
+        p->group = m;
     p->n -= m;
     memcpy(r, p->r + p->n * len, m * len);
     memcpy(rinv, p->rinv + p->n * len, m * len);
@@ -455,8 +464,9 @@ static void gpursa_slot_topup(gpursa_slot *s, size_t n)
 }
 
 /* Blinds the n gathered requests: same-key runs are made contiguous, then
- * each run gets one batch inversion. Requests whose blinding failed move
- * to cpu; returns the number of items left (compacted). */
+ * each run takes its pairs from the runner's pool for that key. Requests
+ * whose blinding failed move to cpu; returns the number of items left
+ * (compacted). */
 static size_t gpursa_slot_blind(gpursa_slot *s, size_t n, gpursa_req_list *cpu)
 {
     size_t len = s->rv[0]->key->len, pos = 0, kept = 0;

@@ -22,12 +22,14 @@
 #define GPURSA_NCLASS 4          /* modulus sizes 1024, 2048, 3072, 4096 */
 #define GPURSA_MAX_DEVICES 16
 #define GPURSA_MAX_KEY_BYTES 512
-/* Blinding pairs a runner keeps per key (at least; a pool grows to twice
- * the largest group it served, up to the runner's staging size): a refill
- * adds at least half of them with one inversion (about 0.3 ms at 2048 bits
- * on the development machine), and it runs while the device computes. */
+/* Blinding pairs a runner keeps per key. A new pool holds GPURSA_POOL_FIRST
+ * (a key used once costs little); each refill doubles it up to GPURSA_POOL,
+ * or twice the largest group it served, within the runner's staging size.
+ * A refill adds at least half the pool with one inversion (about 0.3 ms at
+ * 2048 bits on the development machine) and runs while the device computes. */
 #define GPURSA_POOL 1024
-#define GPURSA_POOL_KEYS 4       /* keys a runner keeps pools for (LRU) */
+#define GPURSA_POOL_FIRST 64
+#define GPURSA_POOL_KEYS 8       /* keys a runner keeps pools for (LRU) */
 
 /* crossover values */
 #define GPURSA_XOVER_UNMEASURED (-2)
@@ -104,6 +106,7 @@ typedef struct {
     uint64_t key_id;             /* gpursa_queue_key.id (never reused), 0 = free */
     uint64_t last_use;           /* slot batch_no of the last batch that used it */
     size_t len, n, cap;          /* bytes per number, pairs held, room */
+    size_t group;                /* the largest group served since the last refill */
     unsigned char *r, *rinv;     /* cap * len each */
 } gpursa_pair_pool;
 
