@@ -3,20 +3,29 @@
 # the whole test suite in each, then fuzzes for a bounded time.
 #
 #   asan  ASan + UBSan: clang (gcc when clang is missing) -fsanitize=address,undefined;
-#         `make check` with leak detection on; any report fails the run.
+#         `make check` in every tests/ folder with leak detection on; any report
+#         fails the run. GPURSA_TEST_SCALE=4 thins the random cases of the GMP
+#         suites (tests/gpu, tests/queue), never their edge cases.
 #   tsan  ThreadSanitizer: gcc -fsanitize=thread; `make check` with CK_FORK=no
-#         (TSan and fork() in a threaded program do not mix).
+#         (TSan and fork() in a threaded program do not mix) and
+#         GPURSA_TEST_SCALE=8, leaving out what TSan cannot add to or cannot
+#         run (see the tsan_* lists below: single-threaded arithmetic, the fork
+#         test, the servers' timed shutdowns).
 #   fuzz  a third tree, clang -fsanitize=address,undefined,fuzzer-no-link
 #         --enable-fuzzers, building only what the harnesses need (gpu, queue,
 #         provider, tests/fuzz), then tests/fuzz/run-fuzzers.sh: each harness
 #         FUZZ_SECONDS (default 30) from the committed seeds; any crash fails.
 #         Coverage instrumentation stays out of the asan tree: it would slow
 #         every test there for nothing.
+# tests/run-all.sh (README's test command, what CI runs) runs all three after
+# the plain `make check`.
 #
 # usage: tests/ci-security.sh [asan] [tsan] [fuzz]      (default: all three)
 # environment: GPURSA_SEC_BUILDDIR (default _build-security in the source tree),
 #   JOBS (default nproc), FUZZ_SECONDS, FUZZ_JOBS (harnesses in parallel,
-#   above 1 runs all harnesses at once; default JOBS). Exit status: 0 clean, 1 not.
+#   above 1 runs all harnesses at once; default JOBS), GPURSA_SEC_FOLDERS (for
+#   debugging: only these tests/ folders, e.g. "queue tls"; default all).
+#   Exit status: 0 clean, 1 not.
 #
 # Notes
 # - CUDA is left out of both trees (--without-cuda): nvcc code is not
@@ -30,7 +39,8 @@
 # - Programs that are not ours but load the instrumented module (the openssl
 #   CLI, haproxy, nginx) run through wrappers that preload the sanitizer
 #   runtime; leak detection is off in haproxy and nginx (their own exit-time
-#   leaks are not ours) and on everywhere else.
+#   leaks are not ours) and on everywhere else, and TSan ignores what it sees
+#   only through their own uninstrumented calls (their fd handling).
 # - The valgrind constant-time tests cannot run under a sanitizer: VALGRIND
 #   names a missing program, so they skip (exit 77) here and run in the normal
 #   `make check`.
@@ -54,7 +64,7 @@ wrappers() {
         real=$(PATH=$PATH:/usr/sbin:/sbin command -v $prog) || continue
         case $prog in
             openssl) extra="" ;;
-            *) extra="ASAN_OPTIONS=\${ASAN_OPTIONS:-}:detect_leaks=0 TSAN_OPTIONS=\${TSAN_OPTIONS:-}:die_after_fork=0" ;;
+            *) extra="ASAN_OPTIONS=\${ASAN_OPTIONS:-}:detect_leaks=0 TSAN_OPTIONS=\${TSAN_OPTIONS:-}:die_after_fork=0:ignore_noninstrumented_modules=1" ;;
         esac
         cat >"$1/$prog" <<EOW
 #!/bin/sh
@@ -80,20 +90,59 @@ build() {
     wrappers "$dir/san-bin" "$rt"
 }
 
-# check NAME [VAR=VALUE...]: make check in the tree, wrappers first in PATH
+# counts DIR: one line per test folder and the sum, from the test-suite.log files
+counts() {
+    for f in "$1"/tests/*/test-suite.log; do
+        [ -f "$f" ] || continue
+        d=${f%/test-suite.log}
+        awk -v d="${d##*/}" '/^# (TOTAL|PASS|SKIP|XFAIL|FAIL|XPASS|ERROR):/ { s[$2] = $3 }
+            END { printf "   %-9s total %d, pass %d, skip %d, xfail %d, fail %d, xpass %d, error %d\n",
+                  d, s["TOTAL:"], s["PASS:"], s["SKIP:"], s["XFAIL:"], s["FAIL:"], s["XPASS:"],
+                  s["ERROR:"] }' "$f"
+    done | tee "$1/counts.txt"
+    awk '{ for (i = 2; i <= NF; i += 2) { k = $i; v = $(i + 1); sub(/,/, "", v); s[k] += v } }
+        END { printf "   all       total %d, pass %d, skip %d, xfail %d, fail %d, xpass %d, error %d\n",
+              s["total"], s["pass"], s["skip"], s["xfail"], s["fail"], s["xpass"], s["error"] }' \
+        "$1/counts.txt"
+}
+
+# check NAME [VAR=VALUE...]: make check in each tests/ folder of the tree in
+# turn, wrappers first in PATH. NAME_tests_FOLDER (e.g. tsan_tests_gpu), when
+# set, names the only tests to run in that folder, NAME_skip_FOLDER the tests
+# not to run there, and NAME_env_FOLDER adds VAR=VALUE words for that folder.
+# TLS_RSS_SLACK_KB: tests/tls's VmRSS leak heuristic means nothing under a
+# sanitizer (ASan keeps freed memory in quarantine, 256 MiB per nginx worker;
+# TSan keeps shadow memory), so it is off here; it runs in the plain
+# `make check`, and LeakSanitizer checks every program of ours in the asan tree.
 check() {
     name=$1
     shift
     dir=$out/$name
-    say "$name: make check"
-    if (cd "$dir" && env PATH="$dir/san-bin:$PATH" VALGRIND=gpursa-no-valgrind "$@" \
-            make -k -j"$jobs" check OPENSSL="$dir/san-bin/openssl" VALGRIND=gpursa-no-valgrind) \
-            >"$dir/check.log" 2>&1; then
-        grep -h '^# \(TOTAL\|PASS\|SKIP\|FAIL\|ERROR\)' "$dir/check.log" | awk '{ s[$2] += $3 } END {
-            printf "   total %d, pass %d, skip %d, fail %d, error %d\n", s["TOTAL:"], s["PASS:"],
-                s["SKIP:"], s["FAIL:"], s["ERROR:"] }'
+    ok=0
+    : >"$dir/check.log"
+    for sub in $(sed -n 's/^SUBDIRS *= *//p' "$src/Makefile.am"); do
+        case $sub in tests/*) ;; *) continue ;; esac
+        case " ${GPURSA_SEC_FOLDERS:-${sub#tests/}} " in *" ${sub#tests/} "*) ;; *) continue ;; esac
+        eval "only=\${${name}_tests_${sub#tests/}-} extra=\${${name}_env_${sub#tests/}-}"
+        eval "skip=\${${name}_skip_${sub#tests/}-}"
+        if [ -n "$skip" ]; then
+            printf 'gpursa-print-tests:\n\t@echo $(TESTS)\n' >"$dir/print-tests.mk"
+            for t in $(make -s -C "$dir/$sub" -f Makefile -f "$dir/print-tests.mk" gpursa-print-tests); do
+                case " $skip " in *" $t "*) ;; *) only="$only $t" ;; esac
+            done
+        fi
+        say "$name: make check in $sub${only:+ (only $only)}"
+        # shellcheck disable=SC2086 # $extra is a list of VAR=VALUE words
+        (cd "$dir/$sub" && env PATH="$dir/san-bin:$PATH" VALGRIND=gpursa-no-valgrind \
+            TLS_RSS_SLACK_KB=16777216 "$@" $extra make -k -j"$jobs" check \
+            ${only:+"TESTS=$only"} OPENSSL="$dir/san-bin/openssl" VALGRIND=gpursa-no-valgrind) \
+            >>"$dir/check.log" 2>&1 || ok=1
+    done
+    if [ $ok -eq 0 ]; then
+        counts "$dir"
         return 0
     fi
+    counts "$dir"
     echo "$name: make check FAILED; failing logs:"
     find "$dir" -name '*.log' -newer "$dir/build.log" | xargs grep -l '^\(FAIL\|ERROR\)\|^# FAIL: *[1-9]\|Sanitizer' 2>/dev/null |
         grep -v 'check.log\|test-suite.log' | head -20 | while read -r f; do
@@ -118,12 +167,34 @@ for step in $steps; do
         # stack-use-after-return (the queue's async tests showed one).
         # For whole leak stacks through libcrypto add fast_unwind_on_malloc=0.
         check asan ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:halt_on_error=1:strict_string_checks=1:check_initialization_order=1" \
-            UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" CK_TIMEOUT_MULTIPLIER=4 || status=1
+            UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" CK_TIMEOUT_MULTIPLIER=4 \
+            GPURSA_TEST_SCALE=4 || status=1
         ;;
     tsan)
+        # Single-threaded suites find nothing under TSan and are its slowest
+        # (every limb access instrumented): in tests/gpu only the backend
+        # suite runs here (the host backend's threads); the asan tree runs all.
+        tsan_tests_gpu=test_gpu_rsa tsan_env_gpu=CK_RUN_SUITE=gpu_backend
+        # TSan cannot follow a child that starts threads after a threaded
+        # parent forked (it crashes in the child); the fork test runs in the
+        # plain and asan trees.
+        tsan_skip_queue=test_fork_provider
+        # The shutdown tests time the end of handshakes in flight against the
+        # servers' own deadlines (nginx's master kills a worker still exiting
+        # after ~1.5 s, HAProxy hard-stops): TSan's slowdown of the host
+        # backend misses them. The plain and asan trees run these.
+        tsan_skip_tls="haproxy-shutdown.sh nginx-shutdown.sh"
         rt=$(gcc -print-file-name=libtsan.so)
-        build tsan gcc "$rt" --enable-sanitizers=thread || { status=1; continue; }
-        check tsan TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$src/tests/security/tsan.supp" \
+        # -z nodelete: TSan's atexit() interceptor registers the handler
+        # without its library (glibc's own atexit ties it to the module and
+        # drops it at dlclose), so a handler of an unloaded gpursa.so (the
+        # queue's, which releases worker threads' OpenSSL state at exit)
+        # would be called unmapped at exit. Keeping modules mapped keeps that
+        # runtime artefact out; the plain and asan trees unload for real.
+        build tsan gcc "$rt" --enable-sanitizers=thread LDFLAGS=-Wl,-z,nodelete || { status=1; continue; }
+        # atexit_sleep_ms=0: TSan's default 1 s pause at every exit costs minutes
+        # over the CLI tests' hundreds of openssl runs.
+        check tsan TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:atexit_sleep_ms=0:suppressions=$src/tests/security/tsan.supp" \
             CK_FORK=no CK_TIMEOUT_MULTIPLIER=10 GPURSA_TEST_SCALE=8 || status=1
         ;;
     fuzz)

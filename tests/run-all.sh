@@ -1,6 +1,11 @@
 #!/bin/sh
-# Install dependencies, build gpursa and run the whole test suite (README's test command).
+# Install dependencies, build gpursa and run the whole test suite (README's test command):
+# make check, then the security evidence of README's Security table (tests/ci-security.sh:
+# the suites again in an ASan+UBSan tree and in a TSan tree, and each libFuzzer harness
+# for a bounded time).
 # GPURSA_CONFIGURE_FLAGS, when set (even empty), goes to configure as it is.
+# GPURSA_SECURITY=0 skips the sanitizer and fuzzing steps (a quick local run);
+# FUZZ_SECONDS (default 45) is each harness's fuzzing time.
 set -e
 cd "$(dirname "$0")/.."
 tests/install-deps.sh
@@ -17,3 +22,9 @@ mkdir -p _build && cd _build
 ../configure ${GPURSA_CONFIGURE_FLAGS:-}
 make -j"$(nproc)"
 make -j"$(nproc)" check || { cat tests/*/test-suite.log 2>/dev/null; exit 1; }
+cd ..
+if [ "${GPURSA_SECURITY:-1}" = 0 ]; then
+    echo "run-all.sh: GPURSA_SECURITY=0: sanitizer and fuzzing steps skipped"
+    exit 0
+fi
+GPURSA_SEC_BUILDDIR="$PWD/_build-security" FUZZ_SECONDS="${FUZZ_SECONDS:-45}" tests/ci-security.sh
