@@ -31,6 +31,19 @@ int gt_random_cases(int count)
     return count / scale > 0 ? count / scale : 1;
 }
 
+int gt_blind_pair(mpz_t r, mpz_t rinv, const mpz_t n, int k)
+{
+    if (k == 1)
+        mpz_set_ui(r, 1);
+    else if (k == 2)
+        mpz_sub_ui(r, n, 1);
+    else
+        do
+            mpz_urandomm(r, gt_rand, n);
+        while (mpz_sgn(r) == 0 || !mpz_invert(rinv, r, n));
+    return mpz_invert(rinv, r, n) != 0;
+}
+
 void gt_to_limbs(uint32_t *a, int n, const mpz_t z)
 {
     size_t cnt = 0;

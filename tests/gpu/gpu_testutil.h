@@ -20,6 +20,10 @@ void gt_to_limbs(uint32_t *a, int n, const mpz_t z);   /* z < 2^(32n) */
 void gt_from_limbs(mpz_t z, const uint32_t *a, int n);
 void gt_to_be(unsigned char *b, size_t len, const mpz_t z);
 
+/* Blinding pair for modulus n: r random in [1, n) with its inverse rinv, or
+ * for k = 1 r = 1 and for k = 2 r = n - 1 (edge values). 1 when rinv exists. */
+int gt_blind_pair(mpz_t r, mpz_t rinv, const mpz_t n, int k);
+
 /* Operand number k (0 .. GT_EDGE_COUNT-1 edge cases, then random) for a
  * modulus m of n limbs: 0, 1, 2, m-1, m-2, all-ones limbs, 0x7FFFFFFF and
  * 0x80000000 limbs, runs of top bits, 2^(32n-1), reduced mod m. */

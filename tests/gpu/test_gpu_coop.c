@@ -194,19 +194,6 @@ static void keys_make(void)
     }
 }
 
-static void make_blind(mpz_t r, mpz_t rinv, const mpz_t n, int k)
-{
-    if (k == 1)
-        mpz_set_ui(r, 1);
-    else if (k == 2)
-        mpz_sub_ui(r, n, 1);
-    else
-        do
-            mpz_urandomm(r, gt_rand, n);
-        while (mpz_sgn(r) == 0 || !mpz_invert(rinv, r, n));
-    ck_assert(mpz_invert(rinv, r, n));
-}
-
 static void make_input(mpz_t c, const gt_rsa_key *kk, int k)
 {
     switch (k) {
@@ -234,7 +221,7 @@ static void run_good(int nkeys, int k0, int count)
         int s = i % nkeys;
         b.keys[i] = kds[s];
         make_input(c, &keys[s], k0 + i);
-        make_blind(r, rinv, keys[s].n, (k0 + i) % 4);
+        ck_assert(gt_blind_pair(r, rinv, keys[s].n, (k0 + i) % 4));
         soa_set(b.in, &b, i, c);
         soa_set(b.r, &b, i, r);
         soa_set(b.rinv, &b, i, rinv);
@@ -294,7 +281,7 @@ START_TEST(test_bad)
     for (int i = 0; i < count; i++) {
         b.keys[i] = kds[0];
         mpz_urandomm(c, gt_rand, kk->n);
-        make_blind(r, rinv, kk->n, 0);
+        ck_assert(gt_blind_pair(r, rinv, kk->n, 0));
         switch (i % 4) {
         case 0: mpz_set(c, kk->n); break;                     /* c == n */
         case 1: mpz_add_ui(rinv, rinv, 1); mpz_mod(rinv, rinv, kk->n); break;  /* r rinv != 1 */
@@ -339,7 +326,7 @@ START_TEST(test_past_end)
     for (int i = 0; i < count; i++) {
         b.keys[i] = kds[1];
         mpz_urandomm(c, gt_rand, keys[1].n);
-        make_blind(r, rinv, keys[1].n, 0);
+        ck_assert(gt_blind_pair(r, rinv, keys[1].n, 0));
         soa_set(b.in, &b, i, c);
         soa_set(b.r, &b, i, r);
         soa_set(b.rinv, &b, i, rinv);

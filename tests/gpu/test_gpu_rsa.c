@@ -43,19 +43,6 @@ static gt_rsa_key *get_key(int size_idx, int shape)
     return &keys[size_idx][shape];
 }
 
-/* Blinding pair: r random in [1, n) with an inverse, or an edge value. */
-static void make_blind(mpz_t r, mpz_t rinv, const mpz_t n, int k)
-{
-    if (k == 1)
-        mpz_set_ui(r, 1);
-    else if (k == 2)
-        mpz_sub_ui(r, n, 1);
-    else
-        do
-            mpz_urandomm(r, gt_rand, n);
-        while (mpz_sgn(r) == 0 || !mpz_invert(rinv, r, n));
-    ck_assert(mpz_invert(rinv, r, n));
-}
 
 /* Input number k for key kk: edges, then random below n. */
 #define INPUT_EDGES 11
@@ -105,7 +92,7 @@ static void run_op(int size_idx, int variant, int shape, int inputs)
     ck_assert_int_eq(kd->bits, kk->bits);
     for (int k = 0; k < inputs; k++) {
         make_input(c, kk, k);
-        make_blind(r, rinv, kk->n, k % 4);
+        ck_assert(gt_blind_pair(r, rinv, kk->n, k % 4));
         int st = op_limbs(kd, c, r, rinv, got, variant, -1);
         mpz_powm(want, c, kk->d, kk->n);
         if (st != GPURSA_ITEM_OK || mpz_cmp(got, want) != 0)
@@ -128,7 +115,7 @@ static void run_bad(int size_idx, int variant)
     ck_assert_ptr_nonnull(kd);
     mpz_inits(c, r, rinv, got, x, NULL);
     ck_assert_int_eq(gpursa_keyconv_load(kd, &kk->km), GPURSA_GPU_OK);
-    make_blind(r, rinv, kk->n, 0);
+    ck_assert(gt_blind_pair(r, rinv, kk->n, 0));
     for (int k = 0; k < 4; k++) {
         switch (k) {
         case 0: mpz_set(c, kk->n); break;                               /* smallest bad */
@@ -309,7 +296,7 @@ static void item_make(item_data *d, gpursa_gpu_item *it, const gpursa_gpu_key *k
     d->rinv = malloc(d->len);
     d->out = malloc(d->len);
     make_input(c, kk, k);
-    make_blind(r, rinv, kk->n, k % 3);
+    ck_assert(gt_blind_pair(r, rinv, kk->n, k % 3));
     if (expect == GPURSA_ITEM_BADINPUT)
         mpz_add_ui(c, kk->n, (unsigned long)k % 3); /* c >= n, still fits */
     if (mpz_sizeinbase(c, 2) > (size_t)kk->bits)
