@@ -195,6 +195,19 @@ GPURSA_COOP_FN int gpursa_coop_all(const uint32_t *x, uint32_t v)
     return d == 0;
 }
 
+/* acc += x * y (x: this lane's L limbs, y one limb); returns the carry out */
+GPURSA_COOP_FN uint32_t gpursa_coop_mac(uint32_t *acc, const uint32_t *x, uint32_t y)
+{
+    uint32_t carry = 0;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++) {
+        uint64_t p = (uint64_t)x[l] * y + acc[l] + carry;
+        acc[l] = (uint32_t)p;
+        carry = (uint32_t)(p >> 32);
+    }
+    return carry;
+}
+
 /* r = mask ? a : b (mask all ones or zero) */
 GPURSA_COOP_FN void gpursa_coop_select(uint32_t *r, uint32_t mask, const uint32_t *a, const uint32_t *b)
 {
@@ -284,27 +297,11 @@ GPURSA_COOP_FN void gpursa_coop_mont(const gpursa_coop_ctx *c, uint32_t *r, cons
     for (int i0 = 0; i0 < CO_T; i0++) {
         GPURSA_COOP_UNROLL
         for (int j = 0; j < CO_L; j++) {
-            uint64_t p;
-            uint32_t carry = 0, q, up, inj = 0;
-            if (a != NULL) {
-                uint32_t bi = gpursa_coop_shfl(c, b[j], c->gbase + i0);
-                GPURSA_COOP_UNROLL
-                for (int l = 0; l < CO_L; l++) {
-                    p = (uint64_t)a[l] * bi + acc[l] + carry;
-                    acc[l] = (uint32_t)p;
-                    carry = (uint32_t)(p >> 32);
-                }
-                cy += carry;
-                carry = 0;
-            }
+            uint32_t q, up, inj = 0;
+            if (a != NULL)
+                cy += gpursa_coop_mac(acc, a, gpursa_coop_shfl(c, b[j], c->gbase + i0));
             q = gpursa_coop_shfl(c, acc[0] * m0inv, c->gbase);
-            GPURSA_COOP_UNROLL
-            for (int l = 0; l < CO_L; l++) {
-                p = (uint64_t)m[l] * q + acc[l] + carry;
-                acc[l] = (uint32_t)p;
-                carry = (uint32_t)(p >> 32);
-            }
-            cy += carry;
+            cy += gpursa_coop_mac(acc, m, q);
             /* shift down one limb: the upper neighbour's limb 0 comes in on
              * top; the top lane takes limb i of hi (x's next limb) instead */
             up = gpursa_coop_shfl(c, acc[0], top ? c->lane : c->lane + 1);
@@ -421,14 +418,8 @@ GPURSA_COOP_FN void gpursa_coop_mpmul(const gpursa_coop_ctx *c, uint32_t *lo, ui
     for (int i0 = 0; i0 < CO_T; i0++) {
         GPURSA_COOP_UNROLL
         for (int j = 0; j < CO_L; j++) {
-            uint32_t bi = gpursa_coop_shfl(c, b[j], c->gbase + i0), carry = 0, limb, up;
-            GPURSA_COOP_UNROLL
-            for (int l = 0; l < CO_L; l++) {
-                uint64_t p = (uint64_t)a[l] * bi + hi[l] + carry;
-                hi[l] = (uint32_t)p;
-                carry = (uint32_t)(p >> 32);
-            }
-            cy += carry;
+            uint32_t limb, up;
+            cy += gpursa_coop_mac(hi, a, gpursa_coop_shfl(c, b[j], c->gbase + i0));
             limb = gpursa_coop_shfl(c, hi[0], c->gbase);
             lo[j] = c->k == i0 ? limb : lo[j];               /* public select */
             up = gpursa_coop_shfl(c, hi[0], top ? c->lane : c->lane + 1);
