@@ -35,6 +35,8 @@ struct gpursa_gpu_device {
     uint32_t coop_upto[4];                   /* AUTO: batches of at most this many items run COOP */
     int cc_major, cc_minor;
     int sm_count;
+    int shared;                              /* contexts on it are shared through MPS */
+    uint32_t inflight[4];                    /* per size: items submitted, not yet waited (atomic) */
     int lost;                                /* set by any sticky CUDA error (atomic) */
     char desc[256];
 };
@@ -53,6 +55,7 @@ struct gpursa_gpu_batch {
     size_t nbytes;                           /* modulus bytes */
     size_t max_items;                        /* as asked */
     size_t stride;                           /* SoA stride: max_items rounded up to 32 */
+    uint32_t counted;                        /* items this batch adds to dev->inflight */
     cudaStream_t stream;
     cudaEvent_t ev_start, ev_in, ev_kernel, ev_done;
     /* pinned host staging: [in | r | rinv] bytes, then key pointers; out bytes, status */
@@ -238,6 +241,17 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
         free(dev);
         return rc;
     }
+    /* Under MPS other processes fill the device too, unseen from here: the
+     * kernels then take the lane width for a full device. A driver that
+     * does not know the attribute answers an error: not shared. */
+    {
+        int mps = 0;
+        if (cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled, index) != cudaSuccess) {
+            (void)cudaGetLastError();
+            mps = 0;
+        }
+        dev->shared = mps != 0;
+    }
     {
         static const int sizes[4] = {1024, 2048, 3072, 4096};
         int i;
@@ -271,13 +285,14 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
     }
     snprintf(dev->desc, sizeof(dev->desc),
              "cuda:%d %s (sm_%d%d, %d SMs, %.0f MiB), variant %s/%s%s/%s/%s for 1024/2048/3072/4096%s, "
-             "%d registers (RSA-2048)",
+             "%d registers (RSA-2048)%s",
              index, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
              prop.totalGlobalMem / 1048576.0, gpursa_variant_name(dev->by_size[0]),
              gpursa_variant_name(dev->by_size[1]), dev->coop_upto[1] ? " (coop up to 16384 items)" : "",
              gpursa_variant_name(dev->by_size[2]), gpursa_variant_name(dev->by_size[3]),
              gpursa_cuda_fast_chains() ? " (fast: carry chains)" : "",
-             gpursa_cuda_kernel_regs(2048, dev->variant));
+             gpursa_cuda_kernel_regs(2048, dev->variant),
+             dev->shared ? ", shared through MPS" : "");
     *out = dev;
     return GPURSA_GPU_OK;
 }
@@ -442,6 +457,7 @@ static void gpursa_cuda_batch_free(gpursa_gpu_batch *b)
 {
     if (b == NULL)
         return;
+    __atomic_fetch_sub(&b->dev->inflight[gpursa_cuda_size_index(b->bits)], b->counted, __ATOMIC_RELAXED);
     if (gpursa_cuda_enter(b->dev) == GPURSA_GPU_OK) {
         if (b->stream != NULL)
             (void)cudaStreamSynchronize(b->stream);
@@ -593,6 +609,8 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
         a.count = (uint32_t)n;
         a.stride = (uint32_t)stride;
         int si = gpursa_cuda_size_index(b->bits);
+        uint32_t busy = __atomic_load_n(&dev->inflight[si], __ATOMIC_RELAXED);
+        a.load = dev->shared ? UINT32_MAX : busy + (uint32_t)n;
         gpursa_variant v = (uint32_t)n <= dev->coop_upto[si] ? GPURSA_VARIANT_COOP : dev->by_size[si];
         switch (b->bits) {
         case 1024: e = gpursa_cuda_launch_1024(v, &a, b->stream); break;
@@ -631,6 +649,8 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
     (void)cudaMemsetAsync(b->d_bytes, 0, 3 * nb * n, b->stream);
     (void)cudaMemset2DAsync(b->d_limbs, stride * sizeof(uint32_t), 0, n * sizeof(uint32_t),
                             4 * words, b->stream);        /* the n used columns of every limb row */
+    b->counted = (uint32_t)n;
+    __atomic_fetch_add(&dev->inflight[gpursa_cuda_size_index(b->bits)], b->counted, __ATOMIC_RELAXED);
     b->items = items;
     b->count = n;
     b->submitted = 1;
@@ -693,13 +713,17 @@ static int gpursa_cuda_batch_wait(gpursa_gpu_batch *b)
     n = b->count;
     rc = gpursa_cuda_enter(b->dev);
     if (rc == GPURSA_GPU_OK) {
+        /* A kernel fault surfaces here. The device wipes queued after the
+         * copy-out are not waited for: the next use of this batch's device
+         * buffers is ordered after them on its stream, the host staging is
+         * not theirs, and on a busy device a wipe kernel waits for other
+         * streams' blocks to be dispatched first, which would hold back
+         * results that are already home. */
         e = cudaEventSynchronize(b->ev_done);
-        /* A kernel fault surfaces here; the stream's wipes must be done too
-         * before the staging is reused. */
-        if (e == cudaSuccess)
-            e = cudaStreamSynchronize(b->stream);
         rc = gpursa_cuda_rc(b->dev, e, GPURSA_GPU_ERR_LAUNCH);
     }
+    __atomic_fetch_sub(&b->dev->inflight[gpursa_cuda_size_index(b->bits)], b->counted, __ATOMIC_RELAXED);
+    b->counted = 0;
     if (rc == GPURSA_GPU_OK) {
         for (i = 0; i < n; i++) {
             gpursa_gpu_item *it = &b->items[i];

@@ -28,6 +28,10 @@ typedef struct {
     int32_t *status;          /* per item, gpursa_item_status */
     uint32_t count;           /* items in this launch */
     uint32_t stride;          /* limb stride of the SoA arrays */
+    uint32_t load;            /* items the device runs at once, this launch's included
+                               * (>= count; UINT32_MAX when other processes share the
+                               * device): where a size has kernels of several lane
+                               * widths, the width follows the load (gpursa_coop_launch_sized) */
 } gpursa_cuda_args;
 
 /* Launch the private-operation kernel of one modulus size and variant on
@@ -37,10 +41,10 @@ cudaError_t gpursa_cuda_launch_2048(gpursa_variant v, const gpursa_cuda_args *a,
 cudaError_t gpursa_cuda_launch_3072(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);
 cudaError_t gpursa_cuda_launch_4096(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);
 /* RSA-2048 COOP with 8 limbs per lane (kernels_2048w.cu): the 2048 launcher
- * sends batches of more than 2,048 items there. */
+ * sends loads of more than 2,048 items there. */
 cudaError_t gpursa_cuda_launch_2048_wide(const gpursa_cuda_args *a, cudaStream_t s);
 int gpursa_cuda_regs_2048_wide(void);
-/* ... and with 2 limbs per lane (kernels_2048n.cu): batches of up to 1,024. */
+/* ... and with 2 limbs per lane (kernels_2048n.cu): loads of up to 1,024. */
 cudaError_t gpursa_cuda_launch_2048_narrow(const gpursa_cuda_args *a, cudaStream_t s);
 int gpursa_cuda_regs_2048_narrow(void);
 

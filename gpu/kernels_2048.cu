@@ -1,8 +1,9 @@
 /* gpursa CUDA backend: the kernels for RSA-2048 (CRT halves of 32 limbs),
  * every variant; one file per size so that nvcc builds them in parallel. */
-/* COOP: 4 limbs per lane, 8 lanes per CRT half, 16 per item; batches of up
- * to 1,024 items go to the 2-limb kernel (kernels_2048n.cu), batches of more
- * than 2,048 to the 8-limb one (kernels_2048w.cu) */
+/* COOP: 4 limbs per lane, 8 lanes per CRT half, 16 per item; loads (items in
+ * flight on the device) of up to 1,024 items go to the 2-limb kernel
+ * (kernels_2048n.cu), loads of more than 2,048 to the 8-limb one
+ * (kernels_2048w.cu) */
 #define GPURSA_COOP_H 32
 #define GPURSA_COOP_L 4
 #define GPURSA_COOP_NARROW_UPTO 1024

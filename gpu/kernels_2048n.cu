@@ -1,5 +1,5 @@
 /* gpursa CUDA backend: RSA-2048 COOP with 2 limbs per lane (16 lanes per CRT
- * half, a whole warp per item), for batches of up to 1,024 items: the
+ * half, a whole warp per item), for loads of up to 1,024 items: the
  * shortest chain per multiplication, so a lone batch takes 3.1 ms instead of
  * the 4-limb kernel's 4.6, and up to 1,024 items it is also the faster one
  * (412,144 against 385,022 ops/s at 1,024 on an H100, bench/RESULTS.md). */
@@ -7,12 +7,4 @@
 #define GPURSA_COOP_L 2
 #include "gpu/kernels_coop.cuh"
 
-cudaError_t gpursa_cuda_launch_2048_narrow(const gpursa_cuda_args *a, cudaStream_t s)
-{
-    return gpursa_coop_launch(a, s);
-}
-
-int gpursa_cuda_regs_2048_narrow(void)
-{
-    return gpursa_coop_regs();
-}
+GPURSA_COOP_EXPORT(gpursa_cuda_launch_2048_narrow, gpursa_cuda_regs_2048_narrow)

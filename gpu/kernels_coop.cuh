@@ -47,4 +47,16 @@ static int gpursa_coop_regs(void)
     return attr.numRegs;
 }
 
+/* A file that only adds one lane width of a size exports its launcher and
+ * register query under these names (gpursa_cuda_kernels.h declares them). */
+#define GPURSA_COOP_EXPORT(launch_fn, regs_fn)                                    \
+    cudaError_t launch_fn(const gpursa_cuda_args *a, cudaStream_t s)              \
+    {                                                                             \
+        return gpursa_coop_launch(a, s);                                          \
+    }                                                                             \
+    int regs_fn(void)                                                             \
+    {                                                                             \
+        return gpursa_coop_regs();                                                \
+    }
+
 #endif /* GPURSA_KERNELS_COOP_CUH */

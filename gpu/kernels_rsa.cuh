@@ -487,17 +487,22 @@ gpursa_fx2_kernel(gpursa_cuda_args a)
 
 #include "gpu/kernels_coop.cuh"
 
-/* COOP of this size; with GPURSA_COOP_NARROW_UPTO / _WIDE_ABOVE set,
- * smaller / larger batches run the narrower / wider-lane kernel of another
- * file (GPURSA_COOP_NARROW_LAUNCH / _WIDE_LAUNCH). */
+/* COOP of this size; with GPURSA_COOP_NARROW_UPTO / _WIDE_ABOVE set, a
+ * lighter / heavier load runs the narrower / wider-lane kernel of another
+ * file (GPURSA_COOP_NARROW_LAUNCH / _WIDE_LAUNCH). The load, not the batch:
+ * narrow lanes finish a lone batch sooner but cost more GPU time per item,
+ * which is what counts once batches in flight (or other processes, under
+ * MPS) fill the device. */
 static cudaError_t gpursa_coop_launch_sized(const gpursa_cuda_args *a, cudaStream_t s)
 {
+    uint32_t load = a->load > a->count ? a->load : a->count;
+    (void)load;
 #ifdef GPURSA_COOP_NARROW_UPTO
-    if (a->count <= GPURSA_COOP_NARROW_UPTO)
+    if (load <= GPURSA_COOP_NARROW_UPTO)
         return GPURSA_COOP_NARROW_LAUNCH(a, s);
 #endif
 #ifdef GPURSA_COOP_WIDE_ABOVE
-    if (a->count > GPURSA_COOP_WIDE_ABOVE)
+    if (load > GPURSA_COOP_WIDE_ABOVE)
         return GPURSA_COOP_WIDE_LAUNCH(a, s);
 #endif
     return gpursa_coop_launch(a, s);
