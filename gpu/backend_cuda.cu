@@ -251,6 +251,10 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
             mps = 0;
         }
         dev->shared = mps != 0;
+        /* GPURSA_CUDA_SHARED=0/1 overrides it, for experiments (as
+         * GPURSA_CUDA_VARIANT does the variant). */
+        if (getenv("GPURSA_CUDA_SHARED") != NULL)
+            dev->shared = atoi(getenv("GPURSA_CUDA_SHARED")) != 0;
     }
     {
         static const int sizes[4] = {1024, 2048, 3072, 4096};

@@ -6,9 +6,7 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
-#include <pthread.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <strings.h>
 #include "gpu/gpursa_gpu.h"
 #include "gpu/gpursa_keyconv.h"
@@ -67,25 +65,6 @@ int gpursa_gpu_key_supported(const gpursa_rsa_key_material *km)
     return gpursa_keyconv_bits(km);
 }
 
-#ifdef GPURSA_HAVE_CUDA
-/*
- * CUDA feeds the device from a fixed number of hardware work queues per
- * context, 8 unless CUDA_DEVICE_MAX_CONNECTIONS says otherwise; streams
- * beyond that share one, and work of two streams on one queue runs in the
- * order it was submitted: a batch's copy-out waits behind another batch's
- * kernel that was launched in between (a false dependency). The queue keeps
- * up to 16 batches in flight per device, each on its own stream, so it asks
- * for the most queues there are (32), unless the user chose a value. The
- * driver reads the variable when it initialises, which is later: CUDA starts
- * lazily at the first operation. Done once, when the CUDA backend is chosen
- * (at provider load, normally before the application starts threads).
- */
-static void gpursa_cuda_connections_once(void)
-{
-    (void)setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
-}
-#endif
-
 const gpursa_gpu_backend_ops *gpursa_gpu_backend(gpursa_backend_kind kind)
 {
     switch (kind) {
@@ -93,11 +72,7 @@ const gpursa_gpu_backend_ops *gpursa_gpu_backend(gpursa_backend_kind kind)
         return &gpursa_host_backend_ops;
     case GPURSA_BACKEND_CUDA:
 #ifdef GPURSA_HAVE_CUDA
-    {
-        static pthread_once_t once = PTHREAD_ONCE_INIT;
-        (void)pthread_once(&once, gpursa_cuda_connections_once);
         return &gpursa_cuda_backend_ops;
-    }
 #else
         return NULL;
 #endif
