@@ -123,6 +123,12 @@ int gpursa_config_set(GPURSA_PROV_CTX *ctx, gpursa_config *cfg,
         if (!config_long(value, 1, 16777216, &v))
             return config_bad(ctx, key, value, origin, "an integer in 1..16777216");
         cfg->max_inflight = (unsigned)v;
+    } else if (strcmp(key, "cpu_fallback") == 0) {
+        static const char *const fb_names[] = { "auto", "always", "never" };
+
+        if ((i = config_enum(value, fb_names, 3)) < 0)
+            return config_bad(ctx, key, value, origin, "auto, always or never");
+        cfg->cpu_fallback = (gpursa_cpu_fallback)i;
     } else if (strcmp(key, "log_level") == 0) {
         if (!config_long(value, 0, 3, &v))
             return config_bad(ctx, key, value, origin,
@@ -136,7 +142,7 @@ int gpursa_config_set(GPURSA_PROV_CTX *ctx, gpursa_config *cfg,
 
 static const char *const config_keys[] = {
     "backend", "devices", "max_batch", "min_gpu_batch", "max_wait_us",
-    "max_inflight", "log_level", "variant"
+    "max_inflight", "log_level", "variant", "cpu_fallback"
 };
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
 

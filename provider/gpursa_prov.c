@@ -172,6 +172,7 @@ static void gpursa_ctx_free(GPURSA_PROV_CTX *ctx)
     OSSL_PROVIDER_unload(ctx->fallback_default);
     OSSL_LIB_CTX_free(ctx->libctx);
     CRYPTO_THREAD_lock_free(ctx->fallback_lock);
+    OPENSSL_free(ctx->stats.stages);
     OPENSSL_free(ctx);
 }
 
@@ -182,8 +183,9 @@ static void gpursa_teardown(void *vctx)
 
     if (ctx == NULL)
         return;
-    if (stats != NULL && strcmp(stats, "1") == 0)
+    if (stats != NULL && (strcmp(stats, "1") == 0 || strcmp(stats, "2") == 0))
         gpursa_print_stats(ctx);
+    gpursa_stages_print(ctx->stats.stages, stderr, "gpursa: stage ");
     gpursa_ctx_free(ctx);
 }
 
@@ -293,6 +295,17 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
     if (ctx->libctx == NULL) {
         GPURSA_RAISE_MSG(ctx, GPURSA_R_INTERNAL, "cannot create the fallback library context");
         goto err;
+    }
+    /* GPURSA_STATS=2: also where GPU requests spend their time (printed at
+     * unload with the counters; a few clock reads per batch and request). */
+    {
+        const char *stats = getenv("GPURSA_STATS");
+
+        if (stats != NULL && strcmp(stats, "2") == 0
+            && (ctx->stats.stages = OPENSSL_zalloc(sizeof(*ctx->stats.stages))) == NULL) {
+            GPURSA_RAISE(ctx, GPURSA_R_MALLOC);
+            goto err;
+        }
     }
     /* Opens nothing yet: devices and threads start at the first operation. */
     if (!gpursa_queue_new(&ctx->config, &ctx->stats, NULL, &ctx->queue)) {

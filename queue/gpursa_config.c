@@ -13,4 +13,5 @@ void gpursa_config_defaults(gpursa_config *cfg)
     cfg->max_inflight = 65536;
     cfg->log_level = 1;
     cfg->variant = GPURSA_VARIANT_AUTO;
+    cfg->cpu_fallback = GPURSA_CPU_FALLBACK_AUTO;
 }

@@ -3,7 +3,10 @@
  * requests of a device that is down run here, off the dispatcher and the
  * runners, each through the key's CPU path.
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <openssl/err.h>
 #include "queue/gpursa_queue_int.h"
 
@@ -50,6 +53,11 @@ int gpursa_cpu_pool_start(gpursa_qrt *rt, int nthreads)
 
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cond, NULL);
+    /* (before any request can reach a dispatcher: the runtime is not
+     * published yet, and only a class with requests asks gpursa_cpu_spare) */
+    pthread_mutex_init(&p->load_mu, NULL);
+    p->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    atomic_init(&p->spare, 1);
     p->th = calloc((size_t)nthreads, sizeof(*p->th));
     if (p->th == NULL)
         return 0;
@@ -76,6 +84,64 @@ void gpursa_cpu_pool_stop(gpursa_qrt *rt)
     p->nthreads = 0;
     pthread_cond_destroy(&p->cond);
     pthread_mutex_destroy(&p->mu);
+    pthread_mutex_destroy(&p->load_mu);
+}
+
+int gpursa_cpu_stat_parse(const char *line, uint64_t *busy, uint64_t *total)
+{
+    unsigned long long v[8] = { 0 };
+    int n;
+
+    if (line == NULL || strncmp(line, "cpu ", 4) != 0)
+        return 0;
+    n = sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+               &v[4], &v[5], &v[6], &v[7]);
+    if (n < 4)
+        return 0;
+    *total = 0;
+    for (int i = 0; i < n; i++)
+        *total += v[i];
+    *busy = *total - v[3] - v[4];        /* less idle and iowait */
+    return 1;
+}
+
+#define GPURSA_LOAD_PERIOD_NS 100000000u
+
+int gpursa_cpu_spare(gpursa_qrt *rt)
+{
+    gpursa_cpu_pool *p = &rt->pool;
+    uint64_t now, busy, total;
+    char line[256];
+    FILE *f;
+
+    switch (rt->q->cfg.cpu_fallback) {
+    case GPURSA_CPU_FALLBACK_ALWAYS: return 1;
+    case GPURSA_CPU_FALLBACK_NEVER:  return 0;
+    default: break;
+    }
+    now = gpursa_now_ns();
+    /* One caller samples; the others read the last answer. */
+    if (now - atomic_load_explicit(&p->load_at_ns, memory_order_relaxed) < GPURSA_LOAD_PERIOD_NS
+        || pthread_mutex_trylock(&p->load_mu) != 0)
+        return atomic_load_explicit(&p->spare, memory_order_relaxed);
+    if (now - atomic_load_explicit(&p->load_at_ns, memory_order_relaxed) >= GPURSA_LOAD_PERIOD_NS
+        && p->ncpu > 0
+        && (f = fopen("/proc/stat", "r")) != NULL) {
+        if (fgets(line, sizeof(line), f) != NULL && gpursa_cpu_stat_parse(line, &busy, &total)) {
+            if (p->load_total != 0 && total > p->load_total) {
+                double dt = (double)(total - p->load_total), db = (double)(busy - p->load_busy);
+                double idle_cores = (1.0 - db / dt) * (double)p->ncpu;
+
+                atomic_store_explicit(&p->spare, idle_cores >= 1.0, memory_order_relaxed);
+            }
+            p->load_busy = busy;
+            p->load_total = total;
+        }
+        fclose(f);
+        atomic_store_explicit(&p->load_at_ns, now, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&p->load_mu);
+    return atomic_load_explicit(&p->spare, memory_order_relaxed);
 }
 
 void gpursa_cpu_pool_push(gpursa_qrt *rt, gpursa_req_list *l)

@@ -508,12 +508,37 @@ static size_t gpursa_slot_blind(gpursa_slot *s, size_t n, gpursa_req_list *cpu)
     return kept;
 }
 
+/* Stage times (GPURSA_STATS=2): microseconds from a to b. */
+static uint64_t gpursa_us(uint64_t a_ns, uint64_t b_ns)
+{
+    return b_ns > a_ns ? (b_ns - a_ns) / 1000u : 0;
+}
+
+static void gpursa_slot_stages(gpursa_slot *s, gpursa_stages *h, size_t n, uint64_t t_run,
+                               uint64_t t_prep, uint64_t t_sub, uint64_t t_top, uint64_t t_home,
+                               uint64_t t_done, double kernel_s)
+{
+    gpursa_stages_add(h, GPURSA_STAGE_START, gpursa_us(s->t_flush_ns, t_run), 1);
+    gpursa_stages_add(h, GPURSA_STAGE_PREP, gpursa_us(t_run, t_prep), 1);
+    gpursa_stages_add(h, GPURSA_STAGE_SUBMIT, gpursa_us(t_prep, t_sub), 1);
+    gpursa_stages_add(h, GPURSA_STAGE_TOPUP, gpursa_us(t_sub, t_top), 1);
+    gpursa_stages_add(h, GPURSA_STAGE_DEVICE, gpursa_us(t_sub, t_home), 1);
+    gpursa_stages_add(h, GPURSA_STAGE_KERNEL, (uint64_t)(kernel_s * 1e6), 1);
+    gpursa_stages_add(h, GPURSA_STAGE_DONE, gpursa_us(t_home, t_done), 1);
+    for (size_t i = 0; i < n; i++)
+        gpursa_stages_add(h, GPURSA_STAGE_TOTAL, gpursa_us(s->rv[i]->t_enq_ns, t_done), 1);
+}
+
 static void gpursa_slot_run(gpursa_slot *s)
 {
     gpursa_dev *d = s->dev;
     gpursa_qrt *rt = d->rt;
     gpursa_queue *q = rt->q;
     gpursa_stats *st = q->stats;
+    gpursa_stages *stages = st->stages;
+    uint64_t t_run = stages != NULL ? gpursa_now_ns() : 0, t_prep = 0, t_sub = 0, t_top = 0;
+    uint64_t t_home = 0;
+    double kernel_s = 0;
     const gpursa_gpu_backend_ops *ops = q->ops;
     gpursa_req_list cpu = { 0 };
     gpursa_gpu_batch *batch;
@@ -547,6 +572,8 @@ static void gpursa_slot_run(gpursa_slot *s)
         s->rv[n] = r;
         s->items[n].key = last_gk;
         n++;
+        if (stages != NULL)
+            gpursa_stages_add(stages, GPURSA_STAGE_WAIT, gpursa_us(r->t_enq_ns, s->t_flush_ns), 1);
     }
     s->reqs.head = s->reqs.tail = NULL;
     s->reqs.count = 0;
@@ -557,10 +584,21 @@ static void gpursa_slot_run(gpursa_slot *s)
     if (n == 0)
         goto end;
 
+    if (stages != NULL)
+        t_prep = gpursa_now_ns();
     rc = ops->batch_submit(batch, s->items, n);
+    if (stages != NULL)
+        t_sub = gpursa_now_ns();
     if (rc == GPURSA_GPU_OK) {
         gpursa_slot_topup(s, n);         /* CPU work while the device computes */
+        if (stages != NULL)
+            t_top = gpursa_now_ns();
         rc = ops->batch_wait(batch);
+        if (stages != NULL) {
+            t_home = gpursa_now_ns();
+            if (ops->batch_times != NULL)
+                ops->batch_times(batch, &kernel_s, NULL, NULL);
+        }
     }
     if (rc != GPURSA_GPU_OK) {
         atomic_fetch_add_explicit(&st->fb_gpu_error, n, memory_order_relaxed);
@@ -599,6 +637,10 @@ static void gpursa_slot_run(gpursa_slot *s)
                 gpursa_list_append(&redo, r);
             }
         }
+        /* Before the answers go out: a caller may free its request then. */
+        if (stages != NULL)
+            gpursa_slot_stages(s, stages, good, t_run, t_prep, t_sub, t_top, t_home,
+                               gpursa_now_ns(), kernel_s);
         gpursa_req_complete_ok(rt, d, s->rv, good, s->wv);
         for (gpursa_req *r = redo.head, *next; r != NULL; r = next) {
             next = r->next;
@@ -674,6 +716,10 @@ static int gpursa_flush(gpursa_dev *d, int c)
     int threshold = xo >= 0 ? xo : 1;
     gpursa_slot *s = NULL;
 
+    /* No idle core (cpu_fallback = auto) or never: the device takes it. */
+    if (threshold > 1 && threshold != INT_MAX && !gpursa_cpu_spare(rt))
+        threshold = 1;
+
     if (d->down) {
         atomic_fetch_add_explicit(&st->fb_no_device, l->count, memory_order_relaxed);
         gpursa_list_splice(&out, l);
@@ -698,6 +744,7 @@ static int gpursa_flush(gpursa_dev *d, int c)
     if (l->head == NULL)
         l->tail = NULL;
     s->cls = c;
+    s->t_flush_ns = rt->q->stats->stages != NULL ? gpursa_now_ns() : 0;
     s->measure = xo == GPURSA_XOVER_UNMEASURED;
     if (s->measure)
         atomic_store(&d->xover[c], GPURSA_XOVER_MEASURING);
@@ -855,6 +902,8 @@ static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now)
         return 0;
     if (xo <= 1)
         return 1;                        /* any batch goes to the device */
+    if (xo != INT_MAX && !gpursa_cpu_spare(d->rt))
+        return 1;                        /* no CPU to spare: likewise */
     end = l->head != NULL ? l->head->t_enq_ns + wait_ns : now + wait_ns;
     window = end > now ? (double)(end - now) : 0;
     expected = d->gap_ns[cls] > 0 ? window / d->gap_ns[cls] : 0;

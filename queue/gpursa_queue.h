@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include "gpu/gpursa_gpu.h"
 
 #ifdef __cplusplus
@@ -23,6 +24,12 @@ typedef enum {
     GPURSA_CFG_BACKEND_CPU = 3,  /* OpenSSL default provider only, no queue */
 } gpursa_cfg_backend;
 
+typedef enum {
+    GPURSA_CPU_FALLBACK_AUTO = 0,   /* CPU workers while the machine has an idle core */
+    GPURSA_CPU_FALLBACK_ALWAYS = 1, /* CPU workers */
+    GPURSA_CPU_FALLBACK_NEVER = 2,  /* the device */
+} gpursa_cpu_fallback;
+
 /* Configuration: the provider's openssl.cnf section, each overridable by GPURSA_<NAME>. */
 typedef struct {
     gpursa_cfg_backend backend;   /* backend = auto|cuda|host|cpu */
@@ -33,6 +40,9 @@ typedef struct {
     unsigned max_inflight;        /* max_inflight: requests queued or running, per process */
     int log_level;                /* log_level: 0 error, 1 warn, 2 info, 3 debug */
     gpursa_variant variant;       /* variant = auto|imad|xmad|fast */
+    gpursa_cpu_fallback cpu_fallback; /* cpu_fallback = auto|always|never: where batches
+                                   * below min_gpu_batch go (and whether a lone
+                                   * request may compute inline) */
 } gpursa_config;
 
 void gpursa_config_defaults(gpursa_config *cfg);
@@ -50,7 +60,36 @@ typedef struct {
     atomic_uint_fast64_t fb_gpu_error;       /* fallbacks: launch/copy failure, device lost */
     atomic_uint_fast64_t fb_no_device;       /* fallbacks: no usable device / backend cpu */
     atomic_uint_fast64_t fb_inline;          /* fallbacks: blocking caller computed inline */
+    struct gpursa_stages *stages;            /* NULL, or where GPU batches' stage times go */
 } gpursa_stats;
+
+/*
+ * Where a GPU request's time goes, for finding a latency tail (the provider
+ * records them with GPURSA_STATS=2 and prints them at unload). Per request:
+ * WAIT (queued until its batch is handed to a runner: the deadline, or no
+ * free runner), TOTAL (queued until its answer is published). Per batch:
+ * START (handed over until the runner runs), PREP (gather, blinding pairs,
+ * staging), SUBMIT (the backend's submit call), TOPUP (refilling blinding
+ * pools while the device computes), DEVICE (submitted until the results are
+ * home: copies, kernel, queueing on the device), KERNEL (the kernel alone,
+ * the backend's own timing), DONE (checks, copy-out, publishing, wakes).
+ */
+enum {
+    GPURSA_STAGE_WAIT, GPURSA_STAGE_START, GPURSA_STAGE_PREP, GPURSA_STAGE_SUBMIT,
+    GPURSA_STAGE_TOPUP, GPURSA_STAGE_DEVICE, GPURSA_STAGE_KERNEL, GPURSA_STAGE_DONE,
+    GPURSA_STAGE_TOTAL, GPURSA_NSTAGES
+};
+#define GPURSA_STAGE_BUCKETS 256
+typedef struct gpursa_stages {
+    atomic_uint_fast64_t n[GPURSA_NSTAGES][GPURSA_STAGE_BUCKETS];   /* log-linear in µs */
+    atomic_uint_fast64_t max_us[GPURSA_NSTAGES];
+} gpursa_stages;
+
+/* Adds one (or count) observation of us microseconds to a stage. */
+void gpursa_stages_add(gpursa_stages *h, int stage, uint64_t us, uint64_t count);
+/* Writes "name n=... p50=... p90=... p99=... p999=... max=..." per stage
+ * (microseconds) to f, one line each, prefixed by prefix. */
+void gpursa_stages_print(const gpursa_stages *h, FILE *f, const char *prefix);
 
 typedef struct gpursa_queue gpursa_queue;
 typedef struct gpursa_queue_key gpursa_queue_key;

@@ -119,6 +119,7 @@ typedef struct gpursa_slot {
     int measure;                 /* time the crossover first */
     int quit;                    /* under dev->mu: the runner exits */
     int cls;
+    uint64_t t_flush_ns;         /* when the dispatcher handed it the batch (stage times) */
     gpursa_req_list reqs;        /* the requests, in order */
     gpursa_gpu_batch *batch[GPURSA_NCLASS];
     /* staging, grown on demand to the largest batch seen */
@@ -167,6 +168,12 @@ typedef struct {
     int nthreads;
     pthread_t *th;
     int stop;
+    /* Is a core idle? (cpu_fallback = auto; gpursa_cpu_spare) */
+    pthread_mutex_t load_mu;
+    atomic_uint_fast64_t load_at_ns;             /* the last /proc/stat sample */
+    uint64_t load_busy, load_total;              /* (under load_mu) */
+    int ncpu;
+    atomic_int spare;
 } gpursa_cpu_pool;
 
 struct gpursa_qrt {
@@ -228,6 +235,17 @@ int gpursa_cpu_pool_start(gpursa_qrt *rt, int nthreads);
 void gpursa_cpu_pool_stop(gpursa_qrt *rt);
 /* Hands every request of the list to the CPU workers (the list is emptied). */
 void gpursa_cpu_pool_push(gpursa_qrt *rt, gpursa_req_list *l);
+/* 1 when batches below the crossover may go to the CPU workers (and a lone
+ * request compute inline): cpu_fallback = always, or auto while the machine
+ * had at least one idle core over the last ~100 ms (/proc/stat, sampled at
+ * most that often; a machine without it counts as idle). On a machine whose
+ * cores are all busy (a server signing from every core, many processes
+ * under MPS) the CPU path would take a core's worth of time per operation
+ * from the application, where the device takes a few microseconds. */
+int gpursa_cpu_spare(gpursa_qrt *rt);
+/* The aggregate "cpu ..." line of /proc/stat into busy and total ticks
+ * (idle = idle + iowait). 1 on success. */
+int gpursa_cpu_stat_parse(const char *line, uint64_t *busy, uint64_t *total);
 
 /* gpursa_dispatch.c */
 int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nslots);

@@ -30,7 +30,7 @@ static const char *const stat_names[] = {
 static const char *const config_env[] = {
     "GPURSA_BACKEND", "GPURSA_DEVICES", "GPURSA_MAX_BATCH", "GPURSA_MIN_GPU_BATCH",
     "GPURSA_MAX_WAIT_US", "GPURSA_MAX_INFLIGHT", "GPURSA_LOG_LEVEL", "GPURSA_VARIANT",
-    "GPURSA_STATS",
+    "GPURSA_STATS", "GPURSA_CPU_FALLBACK",
 };
 
 static void clear_config_env(void)
@@ -220,6 +220,8 @@ static const struct {
     { "GPURSA_MAX_INFLIGHT", "16777217" },
     { "GPURSA_LOG_LEVEL", "4" },
     { "GPURSA_LOG_LEVEL", "debug" },
+    { "GPURSA_CPU_FALLBACK", "sometimes" },
+    { "GPURSA_CPU_FALLBACK", "" },
 };
 
 /* 1 if some queued error's data mentions both a and b; empties the queue. */

@@ -148,6 +148,9 @@ static uint64_t now_ns(void)
 }
 
 static gpursa_stats stats;
+/* Where small batches go in mkq's queues: the flush tests decide by size and
+ * deadline alone, whatever else runs on the test machine. */
+static gpursa_cpu_fallback mkq_fallback = GPURSA_CPU_FALLBACK_ALWAYS;
 
 static gpursa_queue *mkq(const gpursa_gpu_backend_ops *ops, unsigned max_batch,
                          unsigned wait_us, int min_gpu, unsigned inflight)
@@ -161,6 +164,7 @@ static gpursa_queue *mkq(const gpursa_gpu_backend_ops *ops, unsigned max_batch,
     cfg.max_wait_us = wait_us;
     cfg.min_gpu_batch = min_gpu;
     cfg.max_inflight = inflight;
+    cfg.cpu_fallback = mkq_fallback;
     cfg.log_level = getenv("GPURSA_TEST_LOG") ? atoi(getenv("GPURSA_TEST_LOG")) : 0;
     memset(&stats, 0, sizeof(stats));
     ck_assert_int_eq(gpursa_queue_new(&cfg, &stats, ops, &q), 1);
@@ -1244,6 +1248,49 @@ START_TEST(test_instant_backend_through_the_queue)
 }
 END_TEST
 
+/* cpu_fallback = never: what would have gone to the CPU (a lone blocking
+ * caller inline, a batch below min_gpu_batch) goes to the device. */
+START_TEST(test_cpu_fallback_never_keeps_small_batches_on_the_device)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+
+    fake_reset();
+    mkq_fallback = GPURSA_CPU_FALLBACK_NEVER;
+    q = mkq(&fake_ops, 64, 2000, 5, 1024);
+    mkq_fallback = GPURSA_CPU_FALLBACK_ALWAYS;
+    qk = mkkey(q, &keys[0]);
+    ck_assert(one_op(q, qk, &keys[0]));
+    ck_assert_int_eq(run_async(q, qk, &keys[0], 2, 1), 0);
+    ck_assert_uint_eq(atomic_load(&stats.fb_inline), 0);
+    ck_assert_uint_eq(atomic_load(&stats.fb_small_batch), 0);
+    ck_assert_uint_eq(atomic_load(&stats.ops_cpu), 0);
+    ck_assert_int_ge(atomic_load(&fake.batches), 2);
+    ck_assert_uint_eq(atomic_load(&stats.ops_gpu) + atomic_load(&stats.ops_host), 3);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+START_TEST(test_cpu_stat_line_parsed)
+{
+    uint64_t busy = 0, total = 0;
+
+    /* user nice system idle iowait irq softirq steal (guest columns ignored) */
+    ck_assert_int_eq(gpursa_cpu_stat_parse("cpu  100 2 30 500 7 1 2 3 9 9\n", &busy, &total), 1);
+    ck_assert_uint_eq(total, 100 + 2 + 30 + 500 + 7 + 1 + 2 + 3);
+    ck_assert_uint_eq(busy, total - 500 - 7);
+    ck_assert_int_eq(gpursa_cpu_stat_parse("cpu 10 0 5 85\n", &busy, &total), 1);
+    ck_assert_uint_eq(total, 100);
+    ck_assert_uint_eq(busy, 15);
+    ck_assert_int_eq(gpursa_cpu_stat_parse("cpu0 10 0 5 85\n", &busy, &total), 0);
+    ck_assert_int_eq(gpursa_cpu_stat_parse("intr 12345\n", &busy, &total), 0);
+    ck_assert_int_eq(gpursa_cpu_stat_parse("cpu 10 0 5\n", &busy, &total), 0);
+    ck_assert_int_eq(gpursa_cpu_stat_parse("cpu x y z w\n", &busy, &total), 0);
+    ck_assert_int_eq(gpursa_cpu_stat_parse(NULL, &busy, &total), 0);
+}
+END_TEST
+
 START_TEST(test_backend_cpu_means_no_queue)
 {
     gpursa_config cfg;
@@ -1272,6 +1319,8 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_blocking_callers_wait_when_a_batch_will_form);
     tcase_add_test(tc, test_crossover_measured_at_startup);
     tcase_add_test(tc, test_backend_cpu_means_no_queue);
+    tcase_add_test(tc, test_cpu_fallback_never_keeps_small_batches_on_the_device);
+    tcase_add_test(tc, test_cpu_stat_line_parsed);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("failures");

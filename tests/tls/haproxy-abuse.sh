@@ -6,5 +6,6 @@
 # every signature goes through the queue and, in HAProxy, pauses its ASYNC job, at the
 # CPU's speed, so that many handshakes fit in the test's time.
 export GPURSA_MIN_GPU_BATCH=${GPURSA_MIN_GPU_BATCH:-1048576}
+export GPURSA_CPU_FALLBACK=${GPURSA_CPU_FALLBACK:-always}   # even on a busy test machine
 tls_setup haproxy
 tls_test_abuse_and_leaks
