@@ -12,7 +12,8 @@
 #       with NVIDIA MPS (nvidia-cuda-mps-control -d, pipe and log folders under /tmp,
 #       stopped with "quit"; skipped and said so when the control program is missing or
 #       the backend is not cuda), and gpursa-latency --peak from P threads x QB_LT_JOBS
-#       ASYNC jobs in one process (one CUDA context, no MPS needed)
+#       ASYNC jobs in one process (one CUDA context, no MPS needed); QB_MPS_EXTRA="label:N:VAR=VAL,..."
+#       adds runs under the same MPS daemon with other settings (rows c+; the target uses (c))
 #   (d) gpursa-latency: open-loop Poisson load at 10/50/90 % of (c)'s peak, p50..p999;
 #       one request in flight, gpursa against the default provider (same key)
 #   (e) closed-loop throughput against GPURSA_MAX_WAIT_US (QB_MAX_WAITS) with
@@ -235,6 +236,24 @@ else
             -async_jobs "$multi_jobs" rsa2048
         multi_mps=$(speed_rate "$out/speed_gpursa_multi_mps.txt")
         servers=$(echo get_server_list | timeout 10 nvidia-cuda-mps-control 2>/dev/null | tr '\n' ' ')
+        # QB_MPS_EXTRA="label:N:VAR=VAL,VAR=VAL ...": more runs under the same daemon,
+        # each with -async_jobs N and those variables set (A/B of settings; rows "c+")
+        for spec in ${QB_MPS_EXTRA:-}; do
+            xl=${spec%%:*} xr=${spec#*:}
+            xn=${xr%%:*} xenv=${xr#*:}
+            [ "$xenv" = "$xr" ] && xenv=""
+            (
+                IFS=,
+                for kv in $xenv; do [ -n "$kv" ] && export "${kv?}"; done
+                unset IFS
+                run_speed "gpursa_multi_mps_$xl" "$(step_limit $((2 * secs + 60)))" -elapsed \
+                    -seconds "$secs" -multi "$procs" -provider gpursa -provider default \
+                    -propquery '?provider=gpursa' -async_jobs "$xn" rsa2048
+            )
+            row c+ "gpursa $procs processes with MPS ($xl)" "speed -multi $procs -async_jobs $xn; ${xenv:-defaults}" \
+                "$(speed_rate "$out/speed_gpursa_multi_mps_$xl.txt")" "" "" \
+                "stats: $(stats_sum "$out/speed_gpursa_multi_mps_$xl.err" 2>/dev/null)"
+        done
         mps_note="MPS: nvidia-cuda-mps-control -d, CUDA_MPS_PIPE_DIRECTORY=$mps_dir/pipe, server pid(s): ${servers:-none}"
         stop_mps
         grep -q 'New client' "$out"/mps/control.log 2>/dev/null && mps_note="$mps_note, clients seen in control.log"
