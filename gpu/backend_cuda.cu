@@ -241,9 +241,12 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
         free(dev);
         return rc;
     }
-    /* Under MPS other processes fill the device too, unseen from here: the
-     * kernels then take the lane width for a full device. A driver that
-     * does not know the attribute answers an error: not shared. */
+    /* Under MPS other processes use the device too, unseen from here; said
+     * in the description. (Taking the lane width for a full device then was
+     * measured no better: 16 processes under MPS are host-bound, 436,000 to
+     * 447,000 sign/s with 8-limb lanes, 459,000 with the load of the
+     * process's own batches, bench/RESULTS.md.) A driver that does not know
+     * the attribute answers an error: not shared. */
     {
         int mps = 0;
         if (cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled, index) != cudaSuccess) {
@@ -251,10 +254,6 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
             mps = 0;
         }
         dev->shared = mps != 0;
-        /* GPURSA_CUDA_SHARED=0/1 overrides it, for experiments (as
-         * GPURSA_CUDA_VARIANT does the variant). */
-        if (getenv("GPURSA_CUDA_SHARED") != NULL)
-            dev->shared = atoi(getenv("GPURSA_CUDA_SHARED")) != 0;
     }
     {
         static const int sizes[4] = {1024, 2048, 3072, 4096};
@@ -614,7 +613,7 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
         a.stride = (uint32_t)stride;
         int si = gpursa_cuda_size_index(b->bits);
         uint32_t busy = __atomic_load_n(&dev->inflight[si], __ATOMIC_RELAXED);
-        a.load = dev->shared ? UINT32_MAX : busy + (uint32_t)n;
+        a.load = busy + (uint32_t)n;
         gpursa_variant v = (uint32_t)n <= dev->coop_upto[si] ? GPURSA_VARIANT_COOP : dev->by_size[si];
         switch (b->bits) {
         case 1024: e = gpursa_cuda_launch_1024(v, &a, b->stream); break;

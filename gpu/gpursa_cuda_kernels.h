@@ -28,10 +28,10 @@ typedef struct {
     int32_t *status;          /* per item, gpursa_item_status */
     uint32_t count;           /* items in this launch */
     uint32_t stride;          /* limb stride of the SoA arrays */
-    uint32_t load;            /* items the device runs at once, this launch's included
-                               * (>= count; UINT32_MAX when other processes share the
-                               * device): where a size has kernels of several lane
-                               * widths, the width follows the load (gpursa_coop_launch_sized) */
+    uint32_t load;            /* items this process runs on the device at once, this
+                               * launch's included (>= count): where a size has kernels
+                               * of several lane widths, the width follows the load
+                               * (gpursa_coop_launch_sized) */
 } gpursa_cuda_args;
 
 /* Launch the private-operation kernel of one modulus size and variant on

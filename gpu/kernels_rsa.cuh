@@ -491,8 +491,8 @@ gpursa_fx2_kernel(gpursa_cuda_args a)
  * lighter / heavier load runs the narrower / wider-lane kernel of another
  * file (GPURSA_COOP_NARROW_LAUNCH / _WIDE_LAUNCH). The load, not the batch:
  * narrow lanes finish a lone batch sooner but cost more GPU time per item,
- * which is what counts once batches in flight (or other processes, under
- * MPS) fill the device. */
+ * which is what counts once this process's batches in flight fill the
+ * device. */
 static cudaError_t gpursa_coop_launch_sized(const gpursa_cuda_args *a, cudaStream_t s)
 {
     uint32_t load = a->load > a->count ? a->load : a->count;
