@@ -23,7 +23,8 @@
  *   --inflight N   closed loop with N operations in flight in all (ceil(N/T)
  *                  jobs on min(T, N) threads); the default provider is
  *                  measured the same way (--no-compare skips it), so the
- *                  two single-op latencies compare.
+ *                  two single-op latencies compare; the two alternate in
+ *                  four rounds of S/4 seconds, each pooled.
  * Open loop: arrivals are scheduled (Poisson or fixed gaps) per thread at
  * R/T; an arrival that finds every job of its thread busy waits in a FIFO,
  * and its latency counts from its scheduled time, so a saturated system
@@ -688,6 +689,53 @@ static int measure(const lt_spec *sp, const lt_target *tg, OSSL_PROVIDER *sprov,
     return r->errors == 0 && r->verify_failed == 0 && r->hung == 0;
 }
 
+/*
+ * --inflight with the default provider compared: the two alternate in
+ * LT_ROUNDS rounds of seconds/LT_ROUNDS each (gpursa, default, gpursa, ...)
+ * and each provider's rounds are pooled, so that a drift of the machine
+ * (clock boost, a neighbour's load) falls on both alike; one run each, one
+ * after the other, read 0.98x and 1.29x on the same H100 on two days.
+ */
+#define LT_ROUNDS 4
+static int measure_alternating(lt_spec sp[2], const lt_target *tg[2], OSSL_PROVIDER *sprov[2],
+                               const lt_opts *o)
+{   /* 1 ok, 0 failures, -1 hung */
+    lt_opts ro = *o;
+    lt_result sum[2], r;
+    uint64_t d[2][LT_NSTATS], s0[LT_NSTATS], s1[LT_NSTATS];
+    int ok = 1;
+
+    ro.seconds = o->seconds / LT_ROUNDS;
+    ro.warmup = o->warmup / LT_ROUNDS;
+    memset(sum, 0, sizeof(sum));
+    memset(d, 0, sizeof(d));
+    for (int round = 0; round < LT_ROUNDS; round++) {
+        for (int p = 0; p < 2; p++) {
+            stats_read(sprov[p], s0);
+            run_one(&sp[p], tg[p], &ro, &r);
+            stats_read(sprov[p], s1);
+            for (int k = 0; k < LT_NSTATS; k++)
+                d[p][k] += s1[k] - s0[k];
+            hist_merge(&sum[p].hist, &r.hist);
+            sum[p].ops += r.ops;
+            sum[p].errors += r.errors;
+            sum[p].verified += r.verified;
+            sum[p].verify_failed += r.verify_failed;
+            sum[p].shed += r.shed;
+            sum[p].hung += r.hung;
+            if (r.hung != 0)
+                return -1;               /* paused jobs hold contexts: stop now */
+        }
+    }
+    for (int p = 0; p < 2; p++) {
+        sum[p].seconds = ro.seconds * LT_ROUNDS;
+        sum[p].achieved = (double)sum[p].ops / sum[p].seconds;
+        report(o, &sp[p], &sum[p], d[p]);
+        ok &= sum[p].errors == 0 && sum[p].verify_failed == 0;
+    }
+    return ok;
+}
+
 /* ---- keys and library contexts ------------------------------------------------------- */
 static EVP_PKEY *key_load_or_make(OSSL_LIB_CTX *dl, const lt_opts *o)
 {
@@ -963,6 +1011,28 @@ int main(int argc, char **argv)
             csv_header();
     }
 
+    if (strcmp(o.mode, "inflight") == 0 && nprov == 2) {
+        lt_spec sp[2];
+        const lt_target *tg[2] = { &tg_gpursa, &tg_default };
+        OSSL_PROVIDER *sprov[2] = { gprov, NULL };
+
+        for (int p = 0; p < 2; p++) {
+            memset(&sp[p], 0, sizeof(sp[p]));
+            sp[p].provider = provs[p];
+            sp[p].mode = o.mode;
+            sp[p].loop = LT_CLOSED;
+            sp[p].threads = o.threads < o.inflight ? o.threads : o.inflight;
+            sp[p].jobs = (o.inflight + sp[p].threads - 1) / sp[p].threads;
+        }
+        int rc = measure_alternating(sp, tg, sprov, &o);
+
+        if (rc < 0) {
+            fprintf(stderr, "gpursa-latency: operations hung; stopping\n");
+            return 1;
+        }
+        failed |= !rc;
+        nprov = 0;                       /* done */
+    }
     for (int p = 0; p < nprov; p++) {
         const lt_target *tg = strcmp(provs[p], "gpursa") == 0 ? &tg_gpursa : &tg_default;
         OSSL_PROVIDER *sprov = tg == &tg_gpursa ? gprov : NULL;
