@@ -109,8 +109,11 @@ static void gpursa_rt_release_thread_state(gpursa_qrt *rt)
 /* Runs at exit() before OPENSSL_cleanup() (registered after OpenSSL's own
  * handler, so earlier in the LIFO order), or at dlclose() of the module,
  * when no runtime is left. Only this process's runtimes: a parent's (after
- * fork) has no threads here. */
-static void gpursa_q_atexit(void)
+ * fork) has no threads here. At dlclose it runs inside the loader's lock
+ * (glibc's __cxa_finalize), so it must find nothing to wait for there:
+ * OpenSSL unloads a provider only after its teardown freed the queue, which
+ * joined the threads and unlisted the runtime. */
+static void gpursa_q_atexit(void *unused)
 {
     struct timespec until;
 
@@ -125,9 +128,19 @@ static void gpursa_q_atexit(void)
     pthread_mutex_unlock(&gpursa_q_global_lock);
 }
 
+/* The C++ ABI's exit registration, tied to this module by its hidden
+ * __dso_handle: glibc runs it at the module's dlclose() (then never at exit)
+ * or at exit() if the module is still loaded. Not atexit(): glibc's is the
+ * same call, linked into each module, but a sanitizer runtime linked first
+ * (ThreadSanitizer) interposes its own atexit, which drops the module, and
+ * the handler of an unloaded gpursa.so would then be called unmapped at
+ * exit. TSan's __cxa_atexit passes the handle on. */
+extern void *__dso_handle __attribute__((visibility("hidden")));
+int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
 static void gpursa_atexit_register(void)
 {
-    atexit(gpursa_q_atexit);
+    __cxa_atexit(gpursa_q_atexit, NULL, &__dso_handle);
 }
 
 unsigned gpursa_q_fork_gen(void)

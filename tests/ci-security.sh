@@ -191,13 +191,7 @@ for step in $steps; do
         # backend misses them. The plain and asan trees run these.
         tsan_skip_tls="haproxy-shutdown.sh nginx-shutdown.sh"
         rt=$(gcc -print-file-name=libtsan.so)
-        # -z nodelete: TSan's atexit() interceptor registers the handler
-        # without its library (glibc's own atexit ties it to the module and
-        # drops it at dlclose), so a handler of an unloaded gpursa.so (the
-        # queue's, which releases worker threads' OpenSSL state at exit)
-        # would be called unmapped at exit. Keeping modules mapped keeps that
-        # runtime artefact out; the plain and asan trees unload for real.
-        build tsan gcc "$rt" --enable-sanitizers=thread LDFLAGS=-Wl,-z,nodelete || { status=1; continue; }
+        build tsan gcc "$rt" --enable-sanitizers=thread || { status=1; continue; }
         # atexit_sleep_ms=0: TSan's default 1 s pause at every exit costs minutes
         # over the CLI tests' hundreds of openssl runs.
         check tsan TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:atexit_sleep_ms=0:suppressions=$src/tests/security/tsan.supp" \
