@@ -388,12 +388,13 @@ static int gpursa_pool_grow(gpursa_pair_pool *p, size_t want)
     return 1;
 }
 
-/* Grows the pool of k (see GPURSA_POOL_FIRST) and fills it up: one batch
- * inversion for all the new pairs. */
-static int gpursa_pool_fill(gpursa_slot *s, gpursa_pair_pool *p, gpursa_queue_key *k)
+/* Grows the pool of k when a refill starts (see GPURSA_POOL_FIRST) and adds
+ * up to max_add pairs towards full: one batch inversion per call. */
+static int gpursa_pool_fill(gpursa_slot *s, gpursa_pair_pool *p, gpursa_queue_key *k,
+                            size_t max_add)
 {
     size_t two_groups = 2 * p->group, add;
-    size_t want = p->cap == 0 ? GPURSA_POOL_FIRST : 2 * p->cap;
+    size_t want = p->filling ? p->cap : p->cap == 0 ? GPURSA_POOL_FIRST : 2 * p->cap;
     size_t top = two_groups > GPURSA_POOL ? two_groups : GPURSA_POOL;
 
     if (want > top)
@@ -404,13 +405,17 @@ static int gpursa_pool_fill(gpursa_slot *s, gpursa_pair_pool *p, gpursa_queue_ke
         want = s->cap;
     if (want < p->group || !gpursa_pool_grow(p, want))
         return 0;
-    if ((add = p->cap - p->n) == 0)
-        return 1;
-    if (!gpursa_blind_batch(k, add, s->bn_r, s->bn_a, p->r + p->n * p->len,
-                            p->rinv + p->n * p->len, s->bnctx))
+    p->filling = 1;
+    if ((add = p->cap - p->n) > max_add)
+        add = max_add;
+    if (add != 0 && !gpursa_blind_batch(k, add, s->bn_r, s->bn_a, p->r + p->n * p->len,
+                                        p->rinv + p->n * p->len, s->bnctx))
         return 0;
-    p->n = p->cap;
-    p->group = 0;
+    p->n += add;
+    if (p->n == p->cap) {
+        p->filling = 0;
+        p->group = 0;
+    }
     return 1;
 }
 
@@ -431,7 +436,7 @@ static int gpursa_slot_pairs(gpursa_slot *s, gpursa_queue_key *k, size_t m,
     p->last_use = s->batch_no;
     if (m > p->group)
         p->group = m;
-    if (p->n < m && !gpursa_pool_fill(s, p, k))
+    if (p->n < m && !gpursa_pool_fill(s, p, k, SIZE_MAX))
         return 0;
     if (m > p->group)                    /* (a fill starts the count again) */
         p->group = m;
@@ -443,20 +448,36 @@ static int gpursa_slot_pairs(gpursa_slot *s, gpursa_queue_key *k, size_t m,
     return 1;
 }
 
-/* While the device computes: refill the pools this batch drew from once
- * they are half empty. The keys are alive (their requests are in the
- * batch); a failure here only means the next batch fills its own. */
-static void gpursa_slot_topup(gpursa_slot *s, size_t n)
+/*
+ * While the device computes: refill the pools this batch drew from once
+ * they are half empty, GPURSA_TOPUP_CHUNK pairs at a time, and stop as soon
+ * as the batch is done: its answers must not wait for blinding work (on a
+ * busy H100 host a whole refill took up to 56 ms, and the batches behind
+ * it were the p99.9 of the latency: stage times of bench/RESULTS.md). A
+ * refill left unfinished goes on during the next batch. The keys are alive
+ * (their requests are in the batch); a failure here only means the next
+ * batch fills its own.
+ */
+#define GPURSA_TOPUP_CHUNK 128
+static void gpursa_slot_topup(gpursa_slot *s, size_t n, gpursa_gpu_batch *batch)
 {
+    const gpursa_gpu_backend_ops *ops = gpursa_dev_ops(s->dev);
+
     for (int i = 0; i < GPURSA_POOL_KEYS; i++) {
         gpursa_pair_pool *p = &s->pools[i];
 
-        if (p->key_id == 0 || p->last_use != s->batch_no || p->n > p->cap / 2)
+        if (p->key_id == 0 || p->last_use != s->batch_no || (p->n > p->cap / 2 && !p->filling))
             continue;
         for (size_t j = 0; j < n; j++) {
             if (s->rv[j]->key->id == p->key_id) {
-                if (!gpursa_pool_fill(s, p, s->rv[j]->key))
-                    ERR_clear_error();
+                do {
+                    if (ops->batch_poll(batch) != 0)
+                        return;          /* done (or failed): answers first */
+                    if (!gpursa_pool_fill(s, p, s->rv[j]->key, GPURSA_TOPUP_CHUNK)) {
+                        ERR_clear_error();
+                        break;
+                    }
+                } while (p->filling);
                 break;
             }
         }
@@ -590,7 +611,7 @@ static void gpursa_slot_run(gpursa_slot *s)
     if (stages != NULL)
         t_sub = gpursa_now_ns();
     if (rc == GPURSA_GPU_OK) {
-        gpursa_slot_topup(s, n);         /* CPU work while the device computes */
+        gpursa_slot_topup(s, n, batch);  /* CPU work while the device computes */
         if (stages != NULL)
             t_top = gpursa_now_ns();
         rc = ops->batch_wait(batch);

@@ -107,6 +107,7 @@ typedef struct {
     uint64_t last_use;           /* slot batch_no of the last batch that used it */
     size_t len, n, cap;          /* bytes per number, pairs held, room */
     size_t group;                /* the largest group served since the last refill */
+    int filling;                 /* a refill is under way (topped up in chunks) */
     unsigned char *r, *rinv;     /* cap * len each */
 } gpursa_pair_pool;
 
