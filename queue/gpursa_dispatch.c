@@ -175,14 +175,38 @@ static void gpursa_slot_release(gpursa_slot *s)
     pthread_cond_destroy(&s->cond);
 }
 
+/*
+ * This slot's reusable batch of class cls. The first batch of a class on a
+ * device makes every slot's at once: a batch's pinned staging and device
+ * buffers come from cudaHostAlloc / cudaMalloc, which hold up the device's
+ * other CUDA calls (other runners' launches and waits) while they run, so
+ * one made under load, when a sixteenth runner first gets work, stalled the
+ * batches in flight (H100: batch preparation p99.9 41 ms, max 138 ms, and
+ * the waits of the others with it; bench/RESULTS.md). The memory is what a
+ * busy process would take anyway: nslots batches of max_batch items per
+ * modulus size used. A slot whose batch could not be made tries again at
+ * its own next batch.
+ */
 static gpursa_gpu_batch *gpursa_slot_batch(gpursa_slot *s, int cls)
 {
-    if (s->batch[cls] == NULL
-        && gpursa_dev_ops(s->dev)->batch_new(s->dev->gd, gpursa_class_bits[cls],
-                                             s->dev->rt->q->cfg.max_batch,
-                                             &s->batch[cls]) != GPURSA_GPU_OK)
-        s->batch[cls] = NULL;
-    return s->batch[cls];
+    gpursa_dev *d = s->dev;
+    gpursa_gpu_batch *b;
+
+    pthread_mutex_lock(&d->batch_mu);
+    if (s->batch[cls] == NULL) {
+        for (int i = 0; i < d->nslots; i++) {
+            gpursa_slot *o = &d->slots[i];
+
+            if (o->batch[cls] == NULL
+                && gpursa_dev_ops(d)->batch_new(d->gd, gpursa_class_bits[cls],
+                                                d->rt->q->cfg.max_batch,
+                                                &o->batch[cls]) != GPURSA_GPU_OK)
+                o->batch[cls] = NULL;
+        }
+    }
+    b = s->batch[cls];
+    pthread_mutex_unlock(&d->batch_mu);
+    return b;
 }
 
 /* Device failure bookkeeping: loss takes the device down at once, other
@@ -1013,6 +1037,7 @@ int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nslots)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&d->mu, NULL);
     pthread_mutex_init(&d->key_mu, NULL);
+    pthread_mutex_init(&d->batch_mu, NULL);
     pthread_cond_init(&d->cond, &ca);
     pthread_condattr_destroy(&ca);
     if ((d->slots = calloc((size_t)nslots, sizeof(*d->slots))) == NULL)
@@ -1050,6 +1075,7 @@ fail:
     pthread_cond_destroy(&d->cond);
     pthread_mutex_destroy(&d->mu);
     pthread_mutex_destroy(&d->key_mu);
+    pthread_mutex_destroy(&d->batch_mu);
     memset(d, 0, sizeof(*d));
     return 0;
 }
@@ -1078,4 +1104,5 @@ void gpursa_dev_stop(gpursa_dev *d)
     pthread_cond_destroy(&d->cond);
     pthread_mutex_destroy(&d->mu);
     pthread_mutex_destroy(&d->key_mu);
+    pthread_mutex_destroy(&d->batch_mu);
 }

@@ -144,6 +144,7 @@ struct gpursa_dev {
     pthread_mutex_t mu;          /* pending lists, slots, state */
     pthread_cond_t cond;         /* dispatcher: work arrived, a slot freed, stop */
     pthread_mutex_t key_mu;      /* uploads into gpursa_queue_key.dev[slot_no] */
+    pthread_mutex_t batch_mu;    /* the slots' batch[] (gpursa_slot_batch) */
     pthread_t disp;
     gpursa_req_list pend[GPURSA_NCLASS];
     atomic_int xover[GPURSA_NCLASS];
