@@ -7,7 +7,7 @@
  *                  [--provider gpursa|default] [--compare-default | --no-compare]
  *                  [--peak | --load F[,F...] [--peak-rate R] | --rate R[,R...] | --inflight N]
  *                  [--arrivals poisson|fixed] [--check | --verify-every K]
- *                  [--csv FILE] [--label TEXT] [--quiet]
+ *                  [--csv FILE] [--label TEXT] [--quiet] [--timeline FILE]
  *
  * Each of T threads runs A OpenSSL ASYNC jobs (ASYNC_start_job, then the wait
  * context's fds in epoll, as `openssl speed -async_jobs` does with select);
@@ -155,7 +155,7 @@ typedef struct {
 
 typedef struct {
     int threads, jobs, bits;
-    const char *key_file, *modules, *provider, *csv, *label;
+    const char *key_file, *modules, *provider, *csv, *label, *timeline;
     double seconds, warmup, peak_rate;
     int compare;                    /* -1 unset */
     int poisson;
@@ -218,7 +218,14 @@ struct lt_thread {
     lt_hist hist;
     uint64_t done_in_window, errors, verified, verify_failed, shed, completions;
     int failed_setup, hung;
+    uint32_t *tl_n, *tl_max_us;     /* --timeline: per LT_TL_NS of arrival, count and worst */
 };
+
+/* --timeline FILE: the measured window in slices of LT_TL_NS by arrival time,
+ * each with its operations and their worst latency: shows whether a tail is
+ * a few stalls that hit everything in flight, or spread out. */
+#define LT_TL_NS 10000000ull
+#define LT_TL_SLICES 12000
 
 static uint64_t now_ns(void)
 {
@@ -284,8 +291,17 @@ static void thread_record(lt_thread *th, lt_slot *s, int ok)
             ERR_print_errors_fp(stderr);
         }
     } else {
-        if (s->t0 >= run->t_meas && s->t0 < run->t_end)
+        if (s->t0 >= run->t_meas && s->t0 < run->t_end) {
             hist_add(&th->hist, t - s->t0);
+            if (th->tl_n != NULL && (s->t0 - run->t_meas) / LT_TL_NS < LT_TL_SLICES) {
+                size_t b = (size_t)((s->t0 - run->t_meas) / LT_TL_NS);
+                uint32_t us = (uint32_t)((t - s->t0) / 1000u);
+
+                th->tl_n[b]++;
+                if (us > th->tl_max_us[b])
+                    th->tl_max_us[b] = us;
+            }
+        }
         if (t >= run->t_meas && t < run->t_end)
             th->done_in_window++;
         /* verification after the timestamp: not part of the latency */
@@ -555,6 +571,31 @@ static void stats_read(OSSL_PROVIDER *prov, uint64_t v[LT_NSTATS])
         memset(v, 0, LT_NSTATS * sizeof(v[0]));
 }
 
+/* Appends "label,provider,rate,t_ms,ops,max_us" per slice with arrivals. */
+static void timeline_write(const lt_opts *o, const lt_spec *sp, const lt_thread *th)
+{
+    FILE *f = fopen(o->timeline, "a");
+
+    if (f == NULL) {
+        fprintf(stderr, "gpursa-latency: cannot open %s: %s\n", o->timeline, strerror(errno));
+        return;
+    }
+    for (size_t b = 0; b < LT_TL_SLICES; b++) {
+        uint64_t n = 0;
+        uint32_t mx = 0;
+
+        for (int i = 0; i < sp->threads; i++) {
+            n += th[i].tl_n[b];
+            if (th[i].tl_max_us[b] > mx)
+                mx = th[i].tl_max_us[b];
+        }
+        if (n != 0)
+            fprintf(f, "%s,%s,%.0f,%llu,%llu,%u\n", o->label, sp->provider, sp->rate,
+                    (unsigned long long)(b * (LT_TL_NS / 1000000u)), (unsigned long long)n, mx);
+    }
+    fclose(f);
+}
+
 static void run_one(const lt_spec *sp, const lt_target *tg, const lt_opts *o, lt_result *res)
 {
     lt_run run;
@@ -574,6 +615,12 @@ static void run_one(const lt_spec *sp, const lt_target *tg, const lt_opts *o, lt
     for (int i = 0; i < sp->threads; i++) {
         th[i].run = &run;
         th[i].index = i;
+        if (o->timeline != NULL
+            && ((th[i].tl_n = calloc(LT_TL_SLICES, sizeof(uint32_t))) == NULL
+                || (th[i].tl_max_us = calloc(LT_TL_SLICES, sizeof(uint32_t))) == NULL)) {
+            fprintf(stderr, "gpursa-latency: out of memory\n");
+            exit(2);
+        }
         th[i].nslots = sp->jobs;
         th[i].ep = -1;
         if (pthread_create(&th[i].tid, NULL, thread_main, &th[i]) != 0) {
@@ -608,6 +655,12 @@ static void run_one(const lt_spec *sp, const lt_target *tg, const lt_opts *o, lt
     res->seconds = o->seconds;
     res->achieved = (double)res->ops / o->seconds;
     pthread_barrier_destroy(&lt_barrier);
+    if (o->timeline != NULL)
+        timeline_write(o, sp, th);
+    for (int i = 0; i < sp->threads; i++) {
+        free(th[i].tl_n);
+        free(th[i].tl_max_us);
+    }
     free(th);
 }
 
@@ -784,7 +837,7 @@ static void usage(FILE *f)
             "         [--compare-default | --no-compare]\n"
             "         [--peak | --load F[,F...] [--peak-rate R] | --rate R[,R...] | --inflight N]\n"
             "         [--arrivals poisson|fixed] [--check | --verify-every K]\n"
-            "         [--csv FILE] [--label TEXT] [--quiet]\n"
+            "         [--csv FILE] [--label TEXT] [--quiet] [--timeline FILE]\n"
             "Signs SHA-256 digests (RSA PKCS#1 v1.5) through EVP from T threads x A ASYNC\n"
             "jobs and reports latency percentiles and throughput (see the source header).\n");
 }
@@ -823,7 +876,7 @@ static int parse_int(const char *s, int lo, int hi, int *out)
 static void parse_opts(int argc, char **argv, lt_opts *o)
 {
     enum { O_PEAK = 256, O_LOAD, O_RATE, O_INFLIGHT, O_PEAKRATE, O_CMP, O_NOCMP, O_CHECK,
-           O_VEVERY, O_ARR, O_MOD, O_PROV, O_WARM, O_LABEL, O_KEY, O_QUIET };
+           O_VEVERY, O_ARR, O_MOD, O_PROV, O_WARM, O_LABEL, O_KEY, O_QUIET, O_TL };
     static const struct option lo[] = {
         { "threads", required_argument, NULL, 't' },
         { "async-jobs", required_argument, NULL, 'a' },
@@ -832,6 +885,7 @@ static void parse_opts(int argc, char **argv, lt_opts *o)
         { "csv", required_argument, NULL, 'c' },
         { "help", no_argument, NULL, 'h' },
         { "key", required_argument, NULL, O_KEY },
+        { "timeline", required_argument, NULL, O_TL },
         { "warmup", required_argument, NULL, O_WARM },
         { "modules", required_argument, NULL, O_MOD },
         { "provider", required_argument, NULL, O_PROV },
@@ -919,6 +973,7 @@ static void parse_opts(int argc, char **argv, lt_opts *o)
                 goto bad;
             break;
         case O_CMP: o->compare = 1; break;
+        case O_TL: o->timeline = optarg; break;
         case O_NOCMP: o->compare = 0; break;
         case O_CHECK: o->verify_every = 1; break;
         case O_VEVERY:

@@ -325,9 +325,13 @@ void gpursa_req_cpu(gpursa_qrt *rt, gpursa_req *r)
 {
     gpursa_queue_key *qk = r->key;
     int ok = qk->cpu(qk->cpu_arg, r->in, r->out, qk->len);
+    gpursa_stages *stages = rt->q->stats->stages;
 
     if (ok)
         atomic_fetch_add_explicit(&rt->q->stats->ops_cpu, 1, memory_order_relaxed);
+    if (stages != NULL && r->t_enq_ns != 0)   /* before the answer: r may go then */
+        gpursa_stages_add(stages, GPURSA_STAGE_CPU,
+                          (gpursa_now_ns() - r->t_enq_ns) / 1000u, 1);
     gpursa_req_complete(rt, r, ok);
 }
 

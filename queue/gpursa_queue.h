@@ -73,11 +73,13 @@ typedef struct {
  * pools while the device computes), DEVICE (submitted until the results are
  * home: copies, kernel, queueing on the device), KERNEL (the kernel alone,
  * the backend's own timing), DONE (checks, copy-out, publishing, wakes).
+ * CPU: a request of a batch that went to the CPU workers (below the
+ * crossover, failed, device down), queued until answered.
  */
 enum {
     GPURSA_STAGE_WAIT, GPURSA_STAGE_START, GPURSA_STAGE_PREP, GPURSA_STAGE_SUBMIT,
     GPURSA_STAGE_TOPUP, GPURSA_STAGE_DEVICE, GPURSA_STAGE_KERNEL, GPURSA_STAGE_DONE,
-    GPURSA_STAGE_TOTAL, GPURSA_NSTAGES
+    GPURSA_STAGE_TOTAL, GPURSA_STAGE_CPU, GPURSA_NSTAGES
 };
 #define GPURSA_STAGE_BUCKETS 256
 typedef struct gpursa_stages {

@@ -7,7 +7,7 @@
 #include "queue/gpursa_queue.h"
 
 static const char *const gpursa_stage_names[GPURSA_NSTAGES] = {
-    "wait", "start", "prep", "submit", "topup", "device", "kernel", "done", "total",
+    "wait", "start", "prep", "submit", "topup", "device", "kernel", "done", "total", "cpu",
 };
 
 static unsigned gpursa_stage_bucket(uint64_t us)
