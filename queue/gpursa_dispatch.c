@@ -559,19 +559,50 @@ static uint64_t gpursa_us(uint64_t a_ns, uint64_t b_ns)
     return b_ns > a_ns ? (b_ns - a_ns) / 1000u : 0;
 }
 
-static void gpursa_slot_stages(gpursa_slot *s, gpursa_stages *h, size_t n, uint64_t t_run,
-                               uint64_t t_prep, uint64_t t_sub, uint64_t t_top, uint64_t t_home,
-                               uint64_t t_done, double kernel_s)
+/* The marks of a batch's stages: wall and this thread's CPU time. */
+enum { GPURSA_MARK_RUN, GPURSA_MARK_PREP, GPURSA_MARK_SUB, GPURSA_MARK_TOP, GPURSA_MARK_HOME,
+       GPURSA_MARK_DONE, GPURSA_NMARKS };
+typedef struct {
+    uint64_t t[GPURSA_NMARKS], c[GPURSA_NMARKS];
+} gpursa_marks;
+
+static void gpursa_mark(gpursa_stages *h, gpursa_marks *m, int at)
 {
-    gpursa_stages_add(h, GPURSA_STAGE_START, gpursa_us(s->t_flush_ns, t_run), 1);
-    gpursa_stages_add(h, GPURSA_STAGE_PREP, gpursa_us(t_run, t_prep), 1);
-    gpursa_stages_add(h, GPURSA_STAGE_SUBMIT, gpursa_us(t_prep, t_sub), 1);
-    gpursa_stages_add(h, GPURSA_STAGE_TOPUP, gpursa_us(t_sub, t_top), 1);
-    gpursa_stages_add(h, GPURSA_STAGE_DEVICE, gpursa_us(t_sub, t_home), 1);
+    struct timespec ts;
+
+    if (h == NULL)
+        return;
+    m->t[at] = gpursa_now_ns();
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    m->c[at] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void gpursa_slot_stages(gpursa_slot *s, gpursa_stages *h, size_t n, const gpursa_marks *m,
+                               double kernel_s)
+{
+    static const int wall[][3] = {
+        { GPURSA_STAGE_PREP, GPURSA_MARK_RUN, GPURSA_MARK_PREP },
+        { GPURSA_STAGE_SUBMIT, GPURSA_MARK_PREP, GPURSA_MARK_SUB },
+        { GPURSA_STAGE_TOPUP, GPURSA_MARK_SUB, GPURSA_MARK_TOP },
+        { GPURSA_STAGE_DEVICE, GPURSA_MARK_SUB, GPURSA_MARK_HOME },
+        { GPURSA_STAGE_DONE, GPURSA_MARK_HOME, GPURSA_MARK_DONE },
+    };
+    static const int cpu[][3] = {
+        { GPURSA_STAGE_CPU_PREP, GPURSA_MARK_RUN, GPURSA_MARK_PREP },
+        { GPURSA_STAGE_CPU_SUBMIT, GPURSA_MARK_PREP, GPURSA_MARK_SUB },
+        { GPURSA_STAGE_CPU_TOPUP, GPURSA_MARK_SUB, GPURSA_MARK_TOP },
+        { GPURSA_STAGE_CPU_WAIT, GPURSA_MARK_TOP, GPURSA_MARK_HOME },
+        { GPURSA_STAGE_CPU_DONE, GPURSA_MARK_HOME, GPURSA_MARK_DONE },
+    };
+
+    gpursa_stages_add(h, GPURSA_STAGE_START, gpursa_us(s->t_flush_ns, m->t[GPURSA_MARK_RUN]), 1);
+    for (size_t i = 0; i < sizeof(wall) / sizeof(wall[0]); i++)
+        gpursa_stages_add(h, wall[i][0], gpursa_us(m->t[wall[i][1]], m->t[wall[i][2]]), 1);
+    for (size_t i = 0; i < sizeof(cpu) / sizeof(cpu[0]); i++)
+        gpursa_stages_add(h, cpu[i][0], gpursa_us(m->c[cpu[i][1]], m->c[cpu[i][2]]), 1);
     gpursa_stages_add(h, GPURSA_STAGE_KERNEL, (uint64_t)(kernel_s * 1e6), 1);
-    gpursa_stages_add(h, GPURSA_STAGE_DONE, gpursa_us(t_home, t_done), 1);
     for (size_t i = 0; i < n; i++)
-        gpursa_stages_add(h, GPURSA_STAGE_TOTAL, gpursa_us(s->rv[i]->t_enq_ns, t_done), 1);
+        gpursa_stages_add(h, GPURSA_STAGE_TOTAL, gpursa_us(s->rv[i]->t_enq_ns, m->t[GPURSA_MARK_DONE]), 1);
 }
 
 static void gpursa_slot_run(gpursa_slot *s)
@@ -581,8 +612,7 @@ static void gpursa_slot_run(gpursa_slot *s)
     gpursa_queue *q = rt->q;
     gpursa_stats *st = q->stats;
     gpursa_stages *stages = st->stages;
-    uint64_t t_run = stages != NULL ? gpursa_now_ns() : 0, t_prep = 0, t_sub = 0, t_top = 0;
-    uint64_t t_home = 0;
+    gpursa_marks mk = { { 0 }, { 0 } };
     double kernel_s = 0;
     const gpursa_gpu_backend_ops *ops = q->ops;
     gpursa_req_list cpu = { 0 };
@@ -592,6 +622,7 @@ static void gpursa_slot_run(gpursa_slot *s)
     size_t n = 0, total = s->reqs.count, len;
     int rc, unsupported = 0;
 
+    gpursa_mark(stages, &mk, GPURSA_MARK_RUN);
     s->batch_no++;
     if (s->measure)
         gpursa_measure(s, s->reqs.head->key);
@@ -629,21 +660,16 @@ static void gpursa_slot_run(gpursa_slot *s)
     if (n == 0)
         goto end;
 
-    if (stages != NULL)
-        t_prep = gpursa_now_ns();
+    gpursa_mark(stages, &mk, GPURSA_MARK_PREP);
     rc = ops->batch_submit(batch, s->items, n);
-    if (stages != NULL)
-        t_sub = gpursa_now_ns();
+    gpursa_mark(stages, &mk, GPURSA_MARK_SUB);
     if (rc == GPURSA_GPU_OK) {
         gpursa_slot_topup(s, n, batch);  /* CPU work while the device computes */
-        if (stages != NULL)
-            t_top = gpursa_now_ns();
+        gpursa_mark(stages, &mk, GPURSA_MARK_TOP);
         rc = ops->batch_wait(batch);
-        if (stages != NULL) {
-            t_home = gpursa_now_ns();
-            if (ops->batch_times != NULL)
-                ops->batch_times(batch, &kernel_s, NULL, NULL);
-        }
+        gpursa_mark(stages, &mk, GPURSA_MARK_HOME);
+        if (stages != NULL && ops->batch_times != NULL)
+            ops->batch_times(batch, &kernel_s, NULL, NULL);
     }
     if (rc != GPURSA_GPU_OK) {
         atomic_fetch_add_explicit(&st->fb_gpu_error, n, memory_order_relaxed);
@@ -683,9 +709,10 @@ static void gpursa_slot_run(gpursa_slot *s)
             }
         }
         /* Before the answers go out: a caller may free its request then. */
-        if (stages != NULL)
-            gpursa_slot_stages(s, stages, good, t_run, t_prep, t_sub, t_top, t_home,
-                               gpursa_now_ns(), kernel_s);
+        if (stages != NULL) {
+            gpursa_mark(stages, &mk, GPURSA_MARK_DONE);
+            gpursa_slot_stages(s, stages, good, &mk, kernel_s);
+        }
         gpursa_req_complete_ok(rt, d, s->rv, good, s->wv);
         for (gpursa_req *r = redo.head, *next; r != NULL; r = next) {
             next = r->next;

@@ -8,6 +8,7 @@
 
 static const char *const gpursa_stage_names[GPURSA_NSTAGES] = {
     "wait", "start", "prep", "submit", "topup", "device", "kernel", "done", "total", "cpu",
+    "cpu.prep", "cpu.submit", "cpu.topup", "cpu.wait", "cpu.done",
 };
 
 static unsigned gpursa_stage_bucket(uint64_t us)
