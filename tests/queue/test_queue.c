@@ -646,9 +646,12 @@ START_TEST(test_async_job_alone_in_its_thread_computes_inline)
     ck_assert_uint_ge(inl, ops - 1);
     ck_assert_uint_eq(inl + small, ops);
     /* two jobs in one thread: each yield lets the other one in, so while
-     * both run they queue (once one has finished, the other is alone) */
+     * both run they queue (once one has finished, the other is alone). How
+     * long both run depends on when the CPU workers answer (a loaded or
+     * sanitized machine: 5 of 12 queued was seen, 6 or more usually); the
+     * first operation of each job always overlaps the other's, and queues. */
     ck_assert_int_eq(run_async(q, qk, &keys[0], 2, ops), 0);
-    ck_assert_uint_ge(atomic_load(&stats.fb_small_batch) - small, ops);
+    ck_assert_uint_ge(atomic_load(&stats.fb_small_batch) - small, 2);
     ck_assert_uint_eq(atomic_load(&stats.fb_inline) - inl + atomic_load(&stats.fb_small_batch) - small,
                       2 * ops);
     ck_assert_uint_eq(atomic_load(&stats.ops_cpu), 3 * ops);
