@@ -481,13 +481,14 @@ static int gpursa_slot_pairs(gpursa_slot *s, gpursa_queue_key *k, size_t m,
  * refill left unfinished goes on during the next batch. The keys are alive
  * (their requests are in the batch); a failure here only means the next
  * batch fills its own.
- */
-/* Each chunk pays one constant-time inversion (0.63 ms at 2048 bits on the
+ *
+ * Each chunk pays one constant-time inversion (0.63 ms at 2048 bits on the
  * development machine, against 1.6 us per Montgomery multiplication): at 128
- * pairs a chunk that was 5 of a pair's 13 us, and the runners' top-up the
- * largest CPU cost per signature on the GPU host (cpu.topup stage). 512
- * keeps it near 1 us and a chunk to ~2 ms on the GPU host's cores, below a
- * kernel's 3-5 ms, so answers wait at most about one chunk. */
+ * pairs that was 5 of a pair's 13 us, and the top-up the runners' largest
+ * CPU cost per signature on the GPU host (cpu.topup stage). 512 keeps it
+ * near 1 us and a chunk to ~2 ms on the GPU host's cores, below a kernel's
+ * 3-5 ms, so answers wait at most about one chunk.
+ */
 #define GPURSA_TOPUP_CHUNK 512
 static void gpursa_slot_topup(gpursa_slot *s, size_t n, gpursa_gpu_batch *batch)
 {
