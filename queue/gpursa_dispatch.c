@@ -981,8 +981,13 @@ static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now)
         return 0;
     if (xo <= 1)
         return 1;                        /* any batch goes to the device */
-    if (xo != INT_MAX && !gpursa_cpu_spare(d->rt))
-        return 1;                        /* no CPU to spare: likewise */
+    /* cpu_fallback=never: likewise. (auto decides only where a small batch
+     * goes, in gpursa_flush: a lone caller computing inline uses its own
+     * thread, which would otherwise block; nginx's workers are such callers,
+     * and on a busy host the device's few ms per lone signature made them
+     * slower, bench/RESULTS.md) */
+    if (xo != INT_MAX && d->rt->q->cfg.cpu_fallback == GPURSA_CPU_FALLBACK_NEVER)
+        return 1;
     end = l->head != NULL ? l->head->t_enq_ns + wait_ns : now + wait_ns;
     window = end > now ? (double)(end - now) : 0;
     expected = d->gap_ns[cls] > 0 ? window / d->gap_ns[cls] : 0;

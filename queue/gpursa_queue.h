@@ -41,8 +41,8 @@ typedef struct {
     int log_level;                /* log_level: 0 error, 1 warn, 2 info, 3 debug */
     gpursa_variant variant;       /* variant = auto|imad|xmad|fast */
     gpursa_cpu_fallback cpu_fallback; /* cpu_fallback = auto|always|never: where batches
-                                   * below min_gpu_batch go (and whether a lone
-                                   * request may compute inline) */
+                                   * below min_gpu_batch go (never: also no lone
+                                   * request computes inline) */
 } gpursa_config;
 
 void gpursa_config_defaults(gpursa_config *cfg);

@@ -237,8 +237,8 @@ int gpursa_cpu_pool_start(gpursa_qrt *rt, int nthreads);
 void gpursa_cpu_pool_stop(gpursa_qrt *rt);
 /* Hands every request of the list to the CPU workers (the list is emptied). */
 void gpursa_cpu_pool_push(gpursa_qrt *rt, gpursa_req_list *l);
-/* 1 when batches below the crossover may go to the CPU workers (and a lone
- * request compute inline): cpu_fallback = always, or auto while the machine
+/* 1 when batches below the crossover may go to the CPU workers:
+ * cpu_fallback = always, or auto while the machine
  * had at least one idle core over the last ~100 ms (/proc/stat, sampled at
  * most that often; a machine without it counts as idle). On a machine whose
  * cores are all busy (a server signing from every core, many processes
