@@ -728,17 +728,26 @@ static void report(const lt_opts *o, const lt_spec *sp, const lt_result *r,
 
 /* One run with gpursa's counters around it, reported. 0 if anything failed
  * or hung (a hung run returns at once: its paused jobs still hold contexts). */
-static int measure(const lt_spec *sp, const lt_target *tg, OSSL_PROVIDER *sprov,
-                   const lt_opts *o, lt_result *r)
+/* One run; d = what gpursa's counters moved by during it. */
+static void run_counted(const lt_spec *sp, const lt_target *tg, OSSL_PROVIDER *sprov,
+                        const lt_opts *o, lt_result *r, uint64_t d[LT_NSTATS])
 {
-    uint64_t s0[LT_NSTATS], s1[LT_NSTATS];
+    uint64_t s0[LT_NSTATS];
 
     stats_read(sprov, s0);
     run_one(sp, tg, o, r);
-    stats_read(sprov, s1);
+    stats_read(sprov, d);
     for (int k = 0; k < LT_NSTATS; k++)
-        s1[k] -= s0[k];
-    report(o, sp, r, s1);
+        d[k] -= s0[k];
+}
+
+static int measure(const lt_spec *sp, const lt_target *tg, OSSL_PROVIDER *sprov,
+                   const lt_opts *o, lt_result *r)
+{
+    uint64_t d[LT_NSTATS];
+
+    run_counted(sp, tg, sprov, o, r, d);
+    report(o, sp, r, d);
     return r->errors == 0 && r->verify_failed == 0 && r->hung == 0;
 }
 
@@ -755,7 +764,7 @@ static int measure_alternating(lt_spec sp[2], const lt_target *tg[2], OSSL_PROVI
 {   /* 1 ok, 0 failures, -1 hung */
     lt_opts ro = *o;
     lt_result sum[2], r;
-    uint64_t d[2][LT_NSTATS], s0[LT_NSTATS], s1[LT_NSTATS];
+    uint64_t d[2][LT_NSTATS], dr[LT_NSTATS];
     int ok = 1;
 
     ro.seconds = o->seconds / LT_ROUNDS;
@@ -764,11 +773,9 @@ static int measure_alternating(lt_spec sp[2], const lt_target *tg[2], OSSL_PROVI
     memset(d, 0, sizeof(d));
     for (int round = 0; round < LT_ROUNDS; round++) {
         for (int p = 0; p < 2; p++) {
-            stats_read(sprov[p], s0);
-            run_one(&sp[p], tg[p], &ro, &r);
-            stats_read(sprov[p], s1);
+            run_counted(&sp[p], tg[p], sprov[p], &ro, &r, dr);
             for (int k = 0; k < LT_NSTATS; k++)
-                d[p][k] += s1[k] - s0[k];
+                d[p][k] += dr[k];
             hist_merge(&sum[p].hist, &r.hist);
             sum[p].ops += r.ops;
             sum[p].errors += r.errors;
