@@ -195,7 +195,87 @@ GPURSA_COOP_FN int gpursa_coop_all(const uint32_t *x, uint32_t v)
     return d == 0;
 }
 
-/* acc += x * y (x: this lane's L limbs, y one limb); returns the carry out */
+/* acc += x * y (x: this lane's L limbs, y one limb); returns the carry out.
+ * On the GPU one carry chain over the low halves of the products and one
+ * over the high halves (PTX mad.lo.cc / madc.hi.cc, 2L + 1 instructions;
+ * the flag lives only inside one asm statement, hence one per L); the C
+ * loop (a 64-bit multiply-add and a carry add per limb) is what the host
+ * emulation runs and what other lane widths fall back to. The chain's top
+ * cannot overflow: hi(x_{L-1} y) <= 2^32 - 2 plus two carries. */
+#if defined(__CUDACC__) && (GPURSA_COOP_L == 2 || GPURSA_COOP_L == 4 || GPURSA_COOP_L == 6 \
+                            || GPURSA_COOP_L == 8)
+#define GPURSA_PTX_MAD(op, d, x, y) op ".u32 %" #d ", %" #x ", %" #y ", %" #d ";\n\t"
+#define GPURSA_PTX_ACC2(a) "+r"(a[0]), "+r"(a[1])
+#define GPURSA_PTX_ACC4(a) GPURSA_PTX_ACC2(a), "+r"(a[2]), "+r"(a[3])
+#define GPURSA_PTX_ACC6(a) GPURSA_PTX_ACC4(a), "+r"(a[4]), "+r"(a[5])
+#define GPURSA_PTX_ACC8(a) GPURSA_PTX_ACC6(a), "+r"(a[6]), "+r"(a[7])
+#define GPURSA_PTX_IN2(x) "r"(x[0]), "r"(x[1])
+#define GPURSA_PTX_IN4(x) GPURSA_PTX_IN2(x), "r"(x[2]), "r"(x[3])
+#define GPURSA_PTX_IN6(x) GPURSA_PTX_IN4(x), "r"(x[4]), "r"(x[5])
+#define GPURSA_PTX_IN8(x) GPURSA_PTX_IN6(x), "r"(x[6]), "r"(x[7])
+GPURSA_COOP_FN uint32_t gpursa_coop_mac(uint32_t *acc, const uint32_t *x, uint32_t y)
+{
+    uint32_t c;
+#if GPURSA_COOP_L == 2
+    asm(GPURSA_PTX_MAD("mad.lo.cc", 0, 3, 5)
+        GPURSA_PTX_MAD("madc.lo.cc", 1, 4, 5)
+        "addc.u32 %2, 0, 0;\n\t"
+        GPURSA_PTX_MAD("mad.hi.cc", 1, 3, 5)
+        GPURSA_PTX_MAD("madc.hi", 2, 4, 5)
+        : GPURSA_PTX_ACC2(acc), "=&r"(c)
+        : GPURSA_PTX_IN2(x), "r"(y));
+#elif GPURSA_COOP_L == 4
+    asm(GPURSA_PTX_MAD("mad.lo.cc", 0, 5, 9)
+        GPURSA_PTX_MAD("madc.lo.cc", 1, 6, 9)
+        GPURSA_PTX_MAD("madc.lo.cc", 2, 7, 9)
+        GPURSA_PTX_MAD("madc.lo.cc", 3, 8, 9)
+        "addc.u32 %4, 0, 0;\n\t"
+        GPURSA_PTX_MAD("mad.hi.cc", 1, 5, 9)
+        GPURSA_PTX_MAD("madc.hi.cc", 2, 6, 9)
+        GPURSA_PTX_MAD("madc.hi.cc", 3, 7, 9)
+        GPURSA_PTX_MAD("madc.hi", 4, 8, 9)
+        : GPURSA_PTX_ACC4(acc), "=&r"(c)
+        : GPURSA_PTX_IN4(x), "r"(y));
+#elif GPURSA_COOP_L == 6
+    asm(GPURSA_PTX_MAD("mad.lo.cc", 0, 7, 13)
+        GPURSA_PTX_MAD("madc.lo.cc", 1, 8, 13)
+        GPURSA_PTX_MAD("madc.lo.cc", 2, 9, 13)
+        GPURSA_PTX_MAD("madc.lo.cc", 3, 10, 13)
+        GPURSA_PTX_MAD("madc.lo.cc", 4, 11, 13)
+        GPURSA_PTX_MAD("madc.lo.cc", 5, 12, 13)
+        "addc.u32 %6, 0, 0;\n\t"
+        GPURSA_PTX_MAD("mad.hi.cc", 1, 7, 13)
+        GPURSA_PTX_MAD("madc.hi.cc", 2, 8, 13)
+        GPURSA_PTX_MAD("madc.hi.cc", 3, 9, 13)
+        GPURSA_PTX_MAD("madc.hi.cc", 4, 10, 13)
+        GPURSA_PTX_MAD("madc.hi.cc", 5, 11, 13)
+        GPURSA_PTX_MAD("madc.hi", 6, 12, 13)
+        : GPURSA_PTX_ACC6(acc), "=&r"(c)
+        : GPURSA_PTX_IN6(x), "r"(y));
+#elif GPURSA_COOP_L == 8
+    asm(GPURSA_PTX_MAD("mad.lo.cc", 0, 9, 17)
+        GPURSA_PTX_MAD("madc.lo.cc", 1, 10, 17)
+        GPURSA_PTX_MAD("madc.lo.cc", 2, 11, 17)
+        GPURSA_PTX_MAD("madc.lo.cc", 3, 12, 17)
+        GPURSA_PTX_MAD("madc.lo.cc", 4, 13, 17)
+        GPURSA_PTX_MAD("madc.lo.cc", 5, 14, 17)
+        GPURSA_PTX_MAD("madc.lo.cc", 6, 15, 17)
+        GPURSA_PTX_MAD("madc.lo.cc", 7, 16, 17)
+        "addc.u32 %8, 0, 0;\n\t"
+        GPURSA_PTX_MAD("mad.hi.cc", 1, 9, 17)
+        GPURSA_PTX_MAD("madc.hi.cc", 2, 10, 17)
+        GPURSA_PTX_MAD("madc.hi.cc", 3, 11, 17)
+        GPURSA_PTX_MAD("madc.hi.cc", 4, 12, 17)
+        GPURSA_PTX_MAD("madc.hi.cc", 5, 13, 17)
+        GPURSA_PTX_MAD("madc.hi.cc", 6, 14, 17)
+        GPURSA_PTX_MAD("madc.hi.cc", 7, 15, 17)
+        GPURSA_PTX_MAD("madc.hi", 8, 16, 17)
+        : GPURSA_PTX_ACC8(acc), "=&r"(c)
+        : GPURSA_PTX_IN8(x), "r"(y));
+#endif
+    return c;
+}
+#else
 GPURSA_COOP_FN uint32_t gpursa_coop_mac(uint32_t *acc, const uint32_t *x, uint32_t y)
 {
     uint32_t carry = 0;
@@ -207,6 +287,7 @@ GPURSA_COOP_FN uint32_t gpursa_coop_mac(uint32_t *acc, const uint32_t *x, uint32
     }
     return carry;
 }
+#endif
 
 /* r = mask ? a : b (mask all ones or zero) */
 GPURSA_COOP_FN void gpursa_coop_select(uint32_t *r, uint32_t mask, const uint32_t *a, const uint32_t *b)
