@@ -241,12 +241,15 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
         free(dev);
         return rc;
     }
-    /* Under MPS other processes use the device too, unseen from here; said
-     * in the description. (Taking the lane width for a full device then was
-     * measured no better: 16 processes under MPS are host-bound, 436,000 to
-     * 447,000 sign/s with 8-limb lanes, 459,000 with the load of the
-     * process's own batches, bench/RESULTS.md.) A driver that does not know
-     * the attribute answers an error: not shared. */
+    /* Under MPS other processes use the device too, unseen from here: said
+     * in the description, and the RSA-2048 launcher then never takes its
+     * narrowest (2-limb) lanes, however light this process's own load. 16
+     * processes under MPS kept an H100 at 100 % and 460-515 W running those
+     * lanes; the 4-limb ones did the same signatures at 15-17 % less power
+     * and, once the host kept up, 4.7 % faster (8-limb lanes for every
+     * batch were slower: each lone batch takes 7.2 ms; bench/RESULTS.md,
+     * fourth session). A driver that does not know the attribute answers an
+     * error: not shared. */
     {
         int mps = 0;
         if (cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled, index) != cudaSuccess) {
@@ -614,6 +617,7 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
         int si = gpursa_cuda_size_index(b->bits);
         uint32_t busy = __atomic_load_n(&dev->inflight[si], __ATOMIC_RELAXED);
         a.load = busy + (uint32_t)n;
+        a.shared = (uint32_t)dev->shared;
         gpursa_variant v = (uint32_t)n <= dev->coop_upto[si] ? GPURSA_VARIANT_COOP : dev->by_size[si];
         switch (b->bits) {
         case 1024: e = gpursa_cuda_launch_1024(v, &a, b->stream); break;

@@ -32,6 +32,9 @@ typedef struct {
                                * launch's included (>= count): where a size has kernels
                                * of several lane widths, the width follows the load
                                * (gpursa_coop_launch_sized) */
+    uint32_t shared;          /* the device is shared with other processes (MPS), whose
+                               * load this process does not see: never the narrowest
+                               * lanes, which do the most work per item */
 } gpursa_cuda_args;
 
 /* Launch the private-operation kernel of one modulus size and variant on

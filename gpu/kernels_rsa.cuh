@@ -498,7 +498,7 @@ static cudaError_t gpursa_coop_launch_sized(const gpursa_cuda_args *a, cudaStrea
     uint32_t load = a->load > a->count ? a->load : a->count;
     (void)load;
 #ifdef GPURSA_COOP_NARROW_UPTO
-    if (load <= GPURSA_COOP_NARROW_UPTO)
+    if (load <= GPURSA_COOP_NARROW_UPTO && !a->shared)
         return GPURSA_COOP_NARROW_LAUNCH(a, s);
 #endif
 #ifdef GPURSA_COOP_WIDE_ABOVE
