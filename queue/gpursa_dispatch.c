@@ -785,6 +785,19 @@ static void gpursa_list_take(gpursa_req_list *dst, gpursa_req_list *l, size_t ma
     }
 }
 
+/* The size below which a flush of class c goes to the CPU workers: the
+ * crossover, or 1 (the device takes any batch) with no idle core
+ * (cpu_fallback = auto) or never. d->mu held. */
+static int gpursa_small_threshold(gpursa_dev *d, int c)
+{
+    int xo = atomic_load(&d->xover[c]);
+    int threshold = xo >= 0 ? xo : 1;
+
+    if (threshold > 1 && threshold != INT_MAX && !gpursa_cpu_spare(d->rt))
+        threshold = 1;
+    return threshold;
+}
+
 /* Flushes class c (d->mu held). Returns 0 when it needs a free runner. */
 static int gpursa_flush(gpursa_dev *d, int c)
 {
@@ -792,12 +805,8 @@ static int gpursa_flush(gpursa_dev *d, int c)
     gpursa_qrt *rt = d->rt;
     gpursa_stats *st = rt->q->stats;
     int xo = atomic_load(&d->xover[c]);
-    int threshold = xo >= 0 ? xo : 1;
+    int threshold = gpursa_small_threshold(d, c);
     gpursa_slot *s = NULL;
-
-    /* No idle core (cpu_fallback = auto) or never: the device takes it. */
-    if (threshold > 1 && threshold != INT_MAX && !gpursa_cpu_spare(rt))
-        threshold = 1;
 
     if (d->down) {
         atomic_fetch_add_explicit(&st->fb_no_device, l->count, memory_order_relaxed);
@@ -877,6 +886,34 @@ static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now);
  * deadline for a batch that never forms. The rate estimate corrects itself
  * within a few arrivals once a burst starts. d->mu held. */
 #define GPURSA_LONE_GRACE_NS 0u
+
+/*
+ * A batch below the crossover while the device runs batches of this process
+ * waits for company, up to GPURSA_HOLD_WAITS deadlines, and goes to the
+ * device with the requests that arrive meanwhile once they reach the
+ * crossover (gpursa_dev_submit wakes the dispatcher then); only what is
+ * still small after that goes to the CPU workers. Why: in a closed loop
+ * (openssl speed, a server's connections) requests come back in waves as
+ * batches finish, and a deadline cuts each wave, leaving small remainders.
+ * 16 processes under MPS sent 2.5 % of their signatures to the CPU workers
+ * that way, ~0.4 ms of a core each: a third of the host's cores for no more
+ * throughput. Sending them to the device as batches of their own
+ * (cpu_fallback = never) was worse: under MPS each small batch holds one of
+ * the process's hardware queues for a whole kernel, and batches waited
+ * 41 ms there instead of 13 (bench/RESULTS.md, fourth session). A device
+ * with nothing running keeps the plain deadline: nothing is coming back.
+ */
+#define GPURSA_HOLD_WAITS 4u
+static int gpursa_class_waits_for_company(gpursa_dev *d, int cls)
+{
+    int threshold;
+
+    if (d->busy == 0 || d->rt->q->cfg.cpu_fallback == GPURSA_CPU_FALLBACK_NEVER)
+        return 0;
+    threshold = gpursa_small_threshold(d, cls);
+    return threshold > 1 && threshold != INT_MAX && d->pend[cls].count < (size_t)threshold;
+}
+
 static uint64_t gpursa_class_deadline(gpursa_dev *d, int cls, uint64_t now,
                                       uint64_t wait_ns)
 {
@@ -884,6 +921,8 @@ static uint64_t gpursa_class_deadline(gpursa_dev *d, int cls, uint64_t now,
 
     if (!gpursa_dev_batch_likely(d, cls, now))
         return t + GPURSA_LONE_GRACE_NS;
+    if (gpursa_class_waits_for_company(d, cls))
+        return t + GPURSA_HOLD_WAITS * wait_ns;
     return t + wait_ns;
 }
 
@@ -988,6 +1027,10 @@ static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now)
      * slower, bench/RESULTS.md) */
     if (xo != INT_MAX && d->rt->q->cfg.cpu_fallback == GPURSA_CPU_FALLBACK_NEVER)
         return 1;
+    /* A small batch held for company has that much longer (see
+     * gpursa_class_waits_for_company). */
+    if (gpursa_class_waits_for_company(d, cls))
+        wait_ns *= GPURSA_HOLD_WAITS;
     end = l->head != NULL ? l->head->t_enq_ns + wait_ns : now + wait_ns;
     window = end > now ? (double)(end - now) : 0;
     expected = d->gap_ns[cls] > 0 ? window / d->gap_ns[cls] : 0;
@@ -1025,6 +1068,7 @@ int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int mode)
     int cls = r->key->cls;
     gpursa_req_list *l = &d->pend[cls];
     uint64_t now;
+    int xo;
 
     pthread_mutex_lock(&d->mu);
     now = gpursa_now_ns();
@@ -1037,8 +1081,10 @@ int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int mode)
     atomic_fetch_add_explicit(&d->load, 1, memory_order_relaxed);
     r->t_enq_ns = now;
     gpursa_list_append(l, r);
-    /* The dispatcher needs to hear of a new deadline or a full batch only. */
-    if (l->count == 1 || l->count == d->rt->q->cfg.max_batch)
+    /* The dispatcher needs to hear of a new deadline, a full batch, or a
+     * small batch held for company reaching the crossover. */
+    xo = atomic_load(&d->xover[cls]);
+    if (l->count == 1 || l->count == d->rt->q->cfg.max_batch || (xo > 1 && l->count == (size_t)xo))
         pthread_cond_signal(&d->cond);
     pthread_mutex_unlock(&d->mu);
     return 1;

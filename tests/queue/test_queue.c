@@ -534,6 +534,74 @@ START_TEST(test_crossover_small_batches_run_on_cpu_workers)
 }
 END_TEST
 
+/* A group of async jobs in a thread of its own, started after a delay. */
+typedef struct {
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    tkey *k;
+    int njobs;
+    unsigned delay_ms;
+    long bad;
+} async_group;
+
+static void *async_group_run(void *arg)
+{
+    async_group *g = arg;
+
+    usleep(g->delay_ms * 1000u);
+    g->bad = run_async(g->q, g->qk, g->k, g->njobs, 1);
+    return NULL;
+}
+
+/* While the device runs a batch, a batch below the crossover waits (up to
+ * four deadlines) for the requests that come next instead of going to the
+ * CPU workers at its deadline, and goes to the device once they make the
+ * crossover. With the plain deadline, B's two requests would have gone to
+ * the CPU workers 50 ms after they came, long before C's. */
+START_TEST(test_small_batch_waits_for_company_while_device_runs)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    async_group g[3];
+    pthread_t th[3];
+    uint64_t small0, cpu0;
+    int n0;
+
+    fake_reset();
+    q = mkq(&fake_ops, 64, 50000, 4, 1024);      /* deadline 50 ms, crossover 4 */
+    qk = mkkey(q, &keys[0]);
+    ck_assert_int_eq(run_async(q, qk, &keys[0], 8, 1), 0);   /* the arrival rate is known */
+    small0 = atomic_load(&stats.fb_small_batch);
+    cpu0 = atomic_load(&stats.ops_cpu);
+    n0 = atomic_load(&fake.nlog);
+    fake.batch_delay_us = 1000000;               /* the device takes 1 s a batch */
+    /* A: 8 requests, a batch at its deadline (50 ms), on the device until
+     * ~1.05 s; B: 2 requests at 150 ms, below the crossover; C: 2 more at
+     * 250 ms, within B's four deadlines (350 ms). */
+    for (int i = 0; i < 3; i++) {
+        g[i].q = q;
+        g[i].qk = qk;
+        g[i].k = &keys[0];
+        g[i].njobs = i == 0 ? 8 : 2;
+        g[i].delay_ms = i == 0 ? 0 : i == 1 ? 150 : 250;
+        g[i].bad = -1;
+        ck_assert_int_eq(pthread_create(&th[i], NULL, async_group_run, &g[i]), 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        ck_assert_int_eq(g[i].bad, 0);
+    }
+    dump_stats("company");
+    ck_assert_uint_eq(atomic_load(&stats.fb_small_batch), small0);
+    ck_assert_uint_eq(atomic_load(&stats.ops_cpu), cpu0);
+    ck_assert_int_eq(atomic_load(&fake.nlog) - n0, 2);
+    ck_assert_int_eq(fake.log[n0], 8);
+    ck_assert_int_eq(fake.log[n0 + 1], 4);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
 START_TEST(test_blocking_callers_wait_when_a_batch_will_form)
 {
     gpursa_queue *q;
@@ -1319,6 +1387,7 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_backpressure_bounds_inflight_blocking_threads);
     tcase_add_test(tc, test_backpressure_async_jobs_pause_and_retry);
     tcase_add_test(tc, test_crossover_small_batches_run_on_cpu_workers);
+    tcase_add_test(tc, test_small_batch_waits_for_company_while_device_runs);
     tcase_add_test(tc, test_blocking_callers_wait_when_a_batch_will_form);
     tcase_add_test(tc, test_crossover_measured_at_startup);
     tcase_add_test(tc, test_backend_cpu_means_no_queue);
