@@ -798,6 +798,14 @@ static int gpursa_small_threshold(gpursa_dev *d, int c)
     return threshold;
 }
 
+/* Class c's pending list was taken: a new batch starts with the next
+ * request (the hold of gpursa_class_deadline ends). d->mu held. */
+static void gpursa_class_taken(gpursa_dev *d, int c)
+{
+    d->held[c] = 0;
+    d->wave_ns[c] = 0;
+}
+
 /* Flushes class c (d->mu held). Returns 0 when it needs a free runner. */
 static int gpursa_flush(gpursa_dev *d, int c)
 {
@@ -811,12 +819,14 @@ static int gpursa_flush(gpursa_dev *d, int c)
     if (d->down) {
         atomic_fetch_add_explicit(&st->fb_no_device, l->count, memory_order_relaxed);
         gpursa_list_splice(&out, l);
+        gpursa_class_taken(d, c);
         gpursa_cpu_pool_push(rt, &out);
         return 1;
     }
     if (l->count < (size_t)threshold) {
         atomic_fetch_add_explicit(&st->fb_small_batch, l->count, memory_order_relaxed);
         gpursa_list_splice(&out, l);
+        gpursa_class_taken(d, c);
         gpursa_cpu_pool_push(rt, &out);
         return 1;
     }
@@ -831,6 +841,7 @@ static int gpursa_flush(gpursa_dev *d, int c)
     gpursa_list_take(&s->reqs, l, rt->q->cfg.max_batch);
     if (l->head == NULL)
         l->tail = NULL;
+    gpursa_class_taken(d, c);
     s->cls = c;
     s->t_flush_ns = rt->q->stats->stages != NULL ? gpursa_now_ns() : 0;
     s->measure = xo == GPURSA_XOVER_UNMEASURED;
@@ -914,6 +925,10 @@ static int gpursa_class_waits_for_company(gpursa_dev *d, int cls)
     return threshold > 1 && threshold != INT_MAX && d->pend[cls].count < (size_t)threshold;
 }
 
+/* The hold starts at the batch's plain deadline. Once the requests that
+ * came meanwhile make the crossover, the batch goes with them at their own
+ * deadline (from the first of them): released at the crossover itself it
+ * would be a batch of just that size, cut out of the wave. */
 static uint64_t gpursa_class_deadline(gpursa_dev *d, int cls, uint64_t now,
                                       uint64_t wait_ns)
 {
@@ -921,9 +936,13 @@ static uint64_t gpursa_class_deadline(gpursa_dev *d, int cls, uint64_t now,
 
     if (!gpursa_dev_batch_likely(d, cls, now))
         return t + GPURSA_LONE_GRACE_NS;
+    if (!d->held[cls] && now >= t + wait_ns && gpursa_class_waits_for_company(d, cls))
+        d->held[cls] = 1;
+    if (!d->held[cls])
+        return t + wait_ns;
     if (gpursa_class_waits_for_company(d, cls))
         return t + GPURSA_HOLD_WAITS * wait_ns;
-    return t + wait_ns;
+    return (d->wave_ns[cls] != 0 ? d->wave_ns[cls] : t) + wait_ns;
 }
 
 static void *gpursa_dispatcher(void *arg)
@@ -1081,6 +1100,8 @@ int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int mode)
     atomic_fetch_add_explicit(&d->load, 1, memory_order_relaxed);
     r->t_enq_ns = now;
     gpursa_list_append(l, r);
+    if (d->held[cls] && d->wave_ns[cls] == 0)
+        d->wave_ns[cls] = now;
     /* The dispatcher needs to hear of a new deadline, a full batch, or a
      * small batch held for company reaching the crossover. */
     xo = atomic_load(&d->xover[cls]);

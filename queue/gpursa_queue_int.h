@@ -150,6 +150,10 @@ struct gpursa_dev {
     atomic_int xover[GPURSA_NCLASS];
     double gap_ns[GPURSA_NCLASS];      /* mean gap between arrivals (EWMA) */
     uint64_t last_arrival[GPURSA_NCLASS];
+    /* A small batch held past its deadline for company (gpursa_dispatch.c):
+     * held, and when the first request after that came (0: none yet). */
+    int held[GPURSA_NCLASS];
+    uint64_t wave_ns[GPURSA_NCLASS];
     atomic_long load;            /* requests queued or running here */
     int quit;                    /* under mu: the dispatcher exits */
     int nslots;

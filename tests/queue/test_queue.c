@@ -555,39 +555,42 @@ static void *async_group_run(void *arg)
 
 /* While the device runs a batch, a batch below the crossover waits (up to
  * four deadlines) for the requests that come next instead of going to the
- * CPU workers at its deadline, and goes to the device once they make the
- * crossover. With the plain deadline, B's two requests would have gone to
- * the CPU workers 50 ms after they came, long before C's. */
+ * CPU workers at its deadline, and goes to the device with them at their
+ * own deadline. A (8) runs 1 s from its deadline at 100 ms; B (2, at 200
+ * ms) is below the crossover (4) at its deadline; C (2, at 400 ms) makes
+ * the crossover and D (3, at 430 ms) comes within C's deadline: one batch
+ * of 7 at ~500 ms. With the plain deadline B would have gone to the CPU
+ * workers at 300 ms; released at the crossover, B and C would have been a
+ * batch of 4 cut out of the wave, and D left small again. */
 START_TEST(test_small_batch_waits_for_company_while_device_runs)
 {
+    static const int njobs[4] = { 8, 2, 2, 3 };
+    static const unsigned at_ms[4] = { 0, 200, 400, 430 };
     gpursa_queue *q;
     gpursa_queue_key *qk;
-    async_group g[3];
-    pthread_t th[3];
+    async_group g[4];
+    pthread_t th[4];
     uint64_t small0, cpu0;
     int n0;
 
     fake_reset();
-    q = mkq(&fake_ops, 64, 50000, 4, 1024);      /* deadline 50 ms, crossover 4 */
+    q = mkq(&fake_ops, 64, 100000, 4, 1024);     /* deadline 100 ms, crossover 4 */
     qk = mkkey(q, &keys[0]);
     ck_assert_int_eq(run_async(q, qk, &keys[0], 8, 1), 0);   /* the arrival rate is known */
     small0 = atomic_load(&stats.fb_small_batch);
     cpu0 = atomic_load(&stats.ops_cpu);
     n0 = atomic_load(&fake.nlog);
     fake.batch_delay_us = 1000000;               /* the device takes 1 s a batch */
-    /* A: 8 requests, a batch at its deadline (50 ms), on the device until
-     * ~1.05 s; B: 2 requests at 150 ms, below the crossover; C: 2 more at
-     * 250 ms, within B's four deadlines (350 ms). */
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         g[i].q = q;
         g[i].qk = qk;
         g[i].k = &keys[0];
-        g[i].njobs = i == 0 ? 8 : 2;
-        g[i].delay_ms = i == 0 ? 0 : i == 1 ? 150 : 250;
+        g[i].njobs = njobs[i];
+        g[i].delay_ms = at_ms[i];
         g[i].bad = -1;
         ck_assert_int_eq(pthread_create(&th[i], NULL, async_group_run, &g[i]), 0);
     }
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         pthread_join(th[i], NULL);
         ck_assert_int_eq(g[i].bad, 0);
     }
@@ -596,7 +599,7 @@ START_TEST(test_small_batch_waits_for_company_while_device_runs)
     ck_assert_uint_eq(atomic_load(&stats.ops_cpu), cpu0);
     ck_assert_int_eq(atomic_load(&fake.nlog) - n0, 2);
     ck_assert_int_eq(fake.log[n0], 8);
-    ck_assert_int_eq(fake.log[n0 + 1], 4);
+    ck_assert_int_eq(fake.log[n0 + 1], 7);
     gpursa_queue_key_free(qk);
     gpursa_queue_free(q);
 }
