@@ -913,8 +913,17 @@ static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now);
  * the process's hardware queues for a whole kernel, and batches waited
  * 41 ms there instead of 13 (bench/RESULTS.md, fourth session). A device
  * with nothing running keeps the plain deadline: nothing is coming back.
+ *
+ * How long: waves come every few ms, so a short hold misses many. Measured
+ * (H100, 16 processes under MPS, -async_jobs 512, two runs each): holding
+ * 4 / 8 / 16 deadlines left 3,500-5,600 / 300-3,000 / 20-220 small-batch
+ * fallbacks per process in 10 s, 13.1 / 10.4-11.8 / 8.6-10.0 of 16 cores
+ * busy, 496-498k / 489-492k / 463-487k sign/s (the longer hold makes those
+ * requests' round trip longer, and openssl speed keeps a fixed number in
+ * flight); p99 at 160,000/s in one process 6.3 / 5.7 / 6.3 ms. 8 frees
+ * ~2.5 cores for ~1.5 % of that benchmark's throughput.
  */
-#define GPURSA_HOLD_WAITS 4u
+#define GPURSA_HOLD_WAITS 8u
 static int gpursa_class_waits_for_company(gpursa_dev *d, int cls)
 {
     int threshold;

@@ -554,9 +554,9 @@ static void *async_group_run(void *arg)
 }
 
 /* While the device runs a batch, a batch below the crossover waits (up to
- * four deadlines) for the requests that come next instead of going to the
- * CPU workers at its deadline, and goes to the device with them at their
- * own deadline. A (8) runs 1 s from its deadline at 100 ms; B (2, at 200
+ * 8 deadlines, GPURSA_HOLD_WAITS) for the requests that come next instead
+ * of going to the CPU workers at its deadline, and goes to the device with
+ * them at their own deadline. A (8) runs 1 s from its deadline at 100 ms; B (2, at 200
  * ms) is below the crossover (4) at its deadline; C (2, at 400 ms) makes
  * the crossover and D (3, at 430 ms) comes within C's deadline: one batch
  * of 7 at ~500 ms. With the plain deadline B would have gone to the CPU
