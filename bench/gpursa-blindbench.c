@@ -134,7 +134,6 @@ static void bb_key_free(gpursa_queue_key *qk)
 /* What a runner slot holds for its top-ups (queue/gpursa_dispatch.c). */
 typedef struct {
     size_t cap;
-    BIGNUM **bn_r, **bn_a;
     unsigned char *r, *rinv;
     BN_CTX *ctx;
 } bb_slot;
@@ -143,26 +142,14 @@ static int bb_slot_new(bb_slot *s, size_t cap, size_t len)
 {
     memset(s, 0, sizeof(*s));
     s->cap = cap;
-    if ((s->bn_r = calloc(cap, sizeof(*s->bn_r))) == NULL
-        || (s->bn_a = calloc(cap, sizeof(*s->bn_a))) == NULL
-        || (s->r = malloc(cap * len)) == NULL || (s->rinv = malloc(cap * len)) == NULL
+    if ((s->r = malloc(cap * len)) == NULL || (s->rinv = malloc(cap * len)) == NULL
         || (s->ctx = BN_CTX_secure_new()) == NULL)
         return 0;
-    for (size_t i = 0; i < cap; i++)
-        if ((s->bn_r[i] = BN_new()) == NULL || (s->bn_a[i] = BN_new()) == NULL)
-            return 0;
     return 1;
 }
 
 static void bb_slot_free(bb_slot *s)
 {
-    for (size_t i = 0; i < s->cap && s->bn_r != NULL; i++) {
-        BN_clear_free(s->bn_r[i]);
-        if (s->bn_a != NULL)
-            BN_clear_free(s->bn_a[i]);
-    }
-    free(s->bn_r);
-    free(s->bn_a);
     free(s->r);
     free(s->rinv);
     BN_CTX_free(s->ctx);
@@ -230,14 +217,14 @@ int main(int argc, char **argv)
                 bb_key_free(&qk);
                 goto end;
             }
-            if (!gpursa_blind_batch(&qk, chunk, s.bn_r, s.bn_a, s.r, s.rinv, s.ctx))
+            if (!gpursa_blind_batch(&qk, chunk, s.r, s.rinv, s.ctx))
                 goto fail;                                 /* warm-up */
             if (seconds > 0) {
                 double t0 = bb_wall(), c0 = bb_thread_cpu();
                 long done = 0;
 
                 while (bb_wall() - t0 < seconds) {
-                    if (!gpursa_blind_batch(&qk, chunk, s.bn_r, s.bn_a, s.r, s.rinv, s.ctx))
+                    if (!gpursa_blind_batch(&qk, chunk, s.r, s.rinv, s.ctx))
                         goto fail;
                     done++;
                 }
@@ -249,7 +236,7 @@ int main(int argc, char **argv)
                     double c0 = bb_thread_cpu(), w0 = bb_wall();
 
                     for (long k = 0; k < calls; k++)
-                        if (!gpursa_blind_batch(&qk, chunk, s.bn_r, s.bn_a, s.r, s.rinv,
+                        if (!gpursa_blind_batch(&qk, chunk, s.r, s.rinv,
                                                 s.ctx))
                             goto fail;
                     per[r] = (bb_thread_cpu() - c0) * 1e6 / (double)(calls * (long)chunk);

@@ -21,8 +21,7 @@
  * loops, the final subtraction by mask): 1.1-1.45x the time of OpenSSL's
  * assembly, but it spares the BIGNUM conversions, whose constant-time byte
  * loops cost about half a multiplication per number (bench/RESULTS.md,
- * "Blinding pairs"). Only the inversion goes through BN (BN_FLG_CONSTTIME);
- * the caller's bn_r / bn_a are no longer used.
+ * "Blinding pairs"). Only the inversion goes through BN (BN_FLG_CONSTTIME).
  */
 #include <limits.h>
 #include <stdint.h>
@@ -364,8 +363,7 @@ static int gpursa_blind_mod_set(gpursa_blind_mod *md, gpursa_limb *c,
     return ok;
 }
 
-int gpursa_blind_batch(gpursa_queue_key *qk, size_t n, BIGNUM **bn_r, BIGNUM **bn_a,
-                       unsigned char *rbuf, unsigned char *rinvbuf, BN_CTX *ctx)
+int gpursa_blind_batch(gpursa_queue_key *qk, size_t n, unsigned char *rbuf, unsigned char *rinvbuf, BN_CTX *ctx)
 {
     size_t len = qk->len;
     gpursa_blind_mod md;
@@ -376,8 +374,6 @@ int gpursa_blind_batch(gpursa_queue_key *qk, size_t n, BIGNUM **bn_r, BIGNUM **b
     gpursa_mont_mul_fn mul;
     int ok = 0;
 
-    (void)bn_r;                          /* (the BN version's scratch) */
-    (void)bn_a;
     if (n == 0)
         return 1;
     if (len == 0 || len > GPURSA_MAX_KEY_BYTES || qk->n_bytes == NULL

@@ -123,19 +123,7 @@ static int gpursa_slot_reserve(gpursa_slot *s, size_t n)
     GPURSA_GROW(rbuf, cap * kb);
     GPURSA_GROW(rinvbuf, cap * kb);
     GPURSA_GROW(outbuf, cap * kb);
-    GPURSA_GROW(bn_r, cap * sizeof(*s->bn_r));
-    GPURSA_GROW(bn_a, cap * sizeof(*s->bn_a));
 #undef GPURSA_GROW
-    for (size_t i = s->cap; i < cap; i++) {
-        s->bn_r[i] = BN_new();
-        s->bn_a[i] = BN_new();
-        if (s->bn_r[i] == NULL || s->bn_a[i] == NULL) {
-            BN_free(s->bn_r[i]);
-            BN_free(s->bn_a[i]);
-            s->cap = i;
-            return 0;
-        }
-    }
     s->cap = cap;
     return 1;
 }
@@ -152,10 +140,6 @@ static void gpursa_slot_free_batches(gpursa_slot *s)
 static void gpursa_slot_release(gpursa_slot *s)
 {
     gpursa_slot_free_batches(s);
-    for (size_t i = 0; i < s->cap; i++) {
-        BN_clear_free(s->bn_r[i]);
-        BN_clear_free(s->bn_a[i]);
-    }
     if (s->cap != 0) {
         OPENSSL_cleanse(s->rbuf, s->cap * GPURSA_MAX_KEY_BYTES);
         OPENSSL_cleanse(s->rinvbuf, s->cap * GPURSA_MAX_KEY_BYTES);
@@ -169,8 +153,6 @@ static void gpursa_slot_release(gpursa_slot *s)
     free(s->rbuf);
     free(s->rinvbuf);
     free(s->outbuf);
-    free(s->bn_r);
-    free(s->bn_a);
     BN_CTX_free(s->bnctx);
     pthread_cond_destroy(&s->cond);
 }
@@ -270,8 +252,8 @@ static void gpursa_measure(gpursa_slot *s, gpursa_queue_key *qk)
         || (in = malloc(L * len)) == NULL || (out = malloc(len)) == NULL)
         goto end;
     /* Random inputs below n: the blinding generator's r values. */
-    if (!gpursa_blind_batch(qk, L, s->bn_r, s->bn_a, in, s->rinvbuf, s->bnctx)
-        || !gpursa_blind_batch(qk, L, s->bn_r, s->bn_a, s->rbuf, s->rinvbuf, s->bnctx))
+    if (!gpursa_blind_batch(qk, L, in, s->rinvbuf, s->bnctx)
+        || !gpursa_blind_batch(qk, L, s->rbuf, s->rinvbuf, s->bnctx))
         goto end;
     /* The CPU path's cost is CPU time (this thread's: being preempted on
      * a busy machine costs the CPU nothing). */

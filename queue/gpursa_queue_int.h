@@ -129,7 +129,6 @@ typedef struct gpursa_slot {
     gpursa_wake **wv;            /* completion scratch */
     gpursa_gpu_item *items;
     unsigned char *rbuf, *rinvbuf, *outbuf;
-    BIGNUM **bn_r, **bn_a;
     BN_CTX *bnctx;
     /* blinding pairs made ahead, per key (see gpursa_slot_pairs) */
     uint64_t batch_no;           /* batches run: the pools' LRU clock */
@@ -269,8 +268,7 @@ void gpursa_dev_forget_key(gpursa_dev *d, gpursa_queue_key *qk);
 /* gpursa_blinding.c */
 /* Fills items[i].r / rinv (into rbuf / rinvbuf) for n requests, all of the
  * same key, with fresh random r and one inversion for all. 1 ok, 0 fail. */
-int gpursa_blind_batch(gpursa_queue_key *qk, size_t n, BIGNUM **bn_r, BIGNUM **bn_a,
-                       unsigned char *rbuf, unsigned char *rinvbuf, BN_CTX *ctx);
+int gpursa_blind_batch(gpursa_queue_key *qk, size_t n, unsigned char *rbuf, unsigned char *rinvbuf, BN_CTX *ctx);
 
 /* gpursa_async_wake.c */
 /* The wake object of the current job's wait context (created and registered

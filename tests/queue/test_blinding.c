@@ -81,11 +81,10 @@ static void key_free(gpursa_queue_key *qk)
     free(qk->mat);
 }
 
-/* A runner slot's scratch for the call (bn_r / bn_a, BN_CTX) and the two
+/* A runner slot's scratch for the call (a BN_CTX) and the two
  * buffers of k pairs with guard bytes around them. */
 typedef struct {
     size_t k, len;
-    BIGNUM **bn_r, **bn_a;
     BN_CTX *ctx;
     unsigned char *rmem, *rinvmem;   /* GUARD + k * len + GUARD */
     unsigned char *r, *rinv;
@@ -95,12 +94,6 @@ static void pairs_new(pairs *p, size_t k, size_t len)
 {
     p->k = k;
     p->len = len;
-    ck_assert_ptr_nonnull(p->bn_r = calloc(k, sizeof(*p->bn_r)));
-    ck_assert_ptr_nonnull(p->bn_a = calloc(k, sizeof(*p->bn_a)));
-    for (size_t i = 0; i < k; i++) {
-        ck_assert_ptr_nonnull(p->bn_r[i] = BN_new());
-        ck_assert_ptr_nonnull(p->bn_a[i] = BN_new());
-    }
     ck_assert_ptr_nonnull(p->ctx = BN_CTX_secure_new());
     ck_assert_ptr_nonnull(p->rmem = malloc(k * len + 2 * GUARD));
     ck_assert_ptr_nonnull(p->rinvmem = malloc(k * len + 2 * GUARD));
@@ -112,12 +105,6 @@ static void pairs_new(pairs *p, size_t k, size_t len)
 
 static void pairs_free(pairs *p)
 {
-    for (size_t i = 0; i < p->k; i++) {
-        BN_free(p->bn_r[i]);
-        BN_free(p->bn_a[i]);
-    }
-    free(p->bn_r);
-    free(p->bn_a);
     BN_CTX_free(p->ctx);
     free(p->rmem);
     free(p->rinvmem);
@@ -125,7 +112,7 @@ static void pairs_free(pairs *p)
 
 static int pairs_make(pairs *p, gpursa_queue_key *qk)
 {
-    return gpursa_blind_batch(qk, p->k, p->bn_r, p->bn_a, p->r, p->rinv, p->ctx);
+    return gpursa_blind_batch(qk, p->k, p->r, p->rinv, p->ctx);
 }
 
 static void assert_guards_intact(const pairs *p)
@@ -354,7 +341,7 @@ START_TEST(test_blind_zero_pairs_is_a_no_op)
     key_set(&qk, rsa_modulus(1024, ctx), ctx);
     memset(r, GUARD_BYTE, sizeof(r));
     memset(rinv, GUARD_BYTE, sizeof(rinv));
-    ck_assert(gpursa_blind_batch(&qk, 0, NULL, NULL, r, rinv, ctx));
+    ck_assert(gpursa_blind_batch(&qk, 0, r, rinv, ctx));
     for (size_t i = 0; i < sizeof(r); i++)
         ck_assert(r[i] == GUARD_BYTE && rinv[i] == GUARD_BYTE);
     key_free(&qk);
