@@ -407,14 +407,14 @@ static int gpursa_pool_fill(gpursa_slot *s, gpursa_pair_pool *p, gpursa_queue_ke
         want = top;
     if (want < two_groups)
         want = two_groups;
-    if (want > s->cap)                   /* bn_r / bn_a hold s->cap numbers */
+    if (want > s->cap)                   /* no more than the slot's batches hold */
         want = s->cap;
     if (want < p->group || !gpursa_pool_grow(p, want))
         return 0;
     p->filling = 1;
     if ((add = p->cap - p->n) > max_add)
         add = max_add;
-    if (add != 0 && !gpursa_blind_batch(k, add, s->bn_r, s->bn_a, p->r + p->n * p->len,
+    if (add != 0 && !gpursa_blind_batch(k, add, p->r + p->n * p->len,
                                         p->rinv + p->n * p->len, s->bnctx))
         return 0;
     p->n += add;
@@ -465,11 +465,14 @@ static int gpursa_slot_pairs(gpursa_slot *s, gpursa_queue_key *k, size_t m,
  * batch fills its own.
  *
  * Each chunk pays one constant-time inversion (0.63 ms at 2048 bits on the
- * development machine, against 1.6 us per Montgomery multiplication): at 128
- * pairs that was 5 of a pair's 13 us, and the top-up the runners' largest
- * CPU cost per signature on the GPU host (cpu.topup stage). 512 keeps it
- * near 1 us and a chunk to ~2 ms on the GPU host's cores, below a kernel's
- * 3-5 ms, so answers wait at most about one chunk.
+ * development machine): with the three-multiplication pairs of the third
+ * session, 128-pair chunks made it 5 of a pair's 13 us and the top-up the
+ * runners' largest CPU cost per signature on the GPU host (cpu.topup
+ * stage). 512 keeps it near 1 us a pair and a chunk to ~2 ms on the GPU
+ * host's cores, below a kernel's 3-5 ms, so answers wait at most about one
+ * chunk. Pairs now take two multiplications (gpursa_blinding.c; about 4 us
+ * a pair here at 512, bench/RESULTS.md "Blinding pairs"), so a larger chunk
+ * may pay now: not yet timed on the GPU host.
  */
 #define GPURSA_TOPUP_CHUNK 512
 static void gpursa_slot_topup(gpursa_slot *s, size_t n, gpursa_gpu_batch *batch)
