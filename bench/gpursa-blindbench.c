@@ -133,7 +133,6 @@ static void bb_key_free(gpursa_queue_key *qk)
 
 /* What a runner slot holds for its top-ups (queue/gpursa_dispatch.c). */
 typedef struct {
-    size_t cap;
     unsigned char *r, *rinv;
     BN_CTX *ctx;
 } bb_slot;
@@ -141,7 +140,6 @@ typedef struct {
 static int bb_slot_new(bb_slot *s, size_t cap, size_t len)
 {
     memset(s, 0, sizeof(*s));
-    s->cap = cap;
     if ((s->r = malloc(cap * len)) == NULL || (s->rinv = malloc(cap * len)) == NULL
         || (s->ctx = BN_CTX_secure_new()) == NULL)
         return 0;
@@ -236,8 +234,7 @@ int main(int argc, char **argv)
                     double c0 = bb_thread_cpu(), w0 = bb_wall();
 
                     for (long k = 0; k < calls; k++)
-                        if (!gpursa_blind_batch(&qk, chunk, s.r, s.rinv,
-                                                s.ctx))
+                        if (!gpursa_blind_batch(&qk, chunk, s.r, s.rinv, s.ctx))
                             goto fail;
                     per[r] = (bb_thread_cpu() - c0) * 1e6 / (double)(calls * (long)chunk);
                     wall[r] = (bb_wall() - w0) * 1e3 / (double)calls;

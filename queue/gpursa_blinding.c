@@ -363,7 +363,8 @@ static int gpursa_blind_mod_set(gpursa_blind_mod *md, gpursa_limb *c,
     return ok;
 }
 
-int gpursa_blind_batch(gpursa_queue_key *qk, size_t n, unsigned char *rbuf, unsigned char *rinvbuf, BN_CTX *ctx)
+int gpursa_blind_batch(gpursa_queue_key *qk, size_t n, unsigned char *rbuf,
+                       unsigned char *rinvbuf, BN_CTX *ctx)
 {
     size_t len = qk->len;
     gpursa_blind_mod md;

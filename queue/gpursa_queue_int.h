@@ -268,7 +268,8 @@ void gpursa_dev_forget_key(gpursa_dev *d, gpursa_queue_key *qk);
 /* gpursa_blinding.c */
 /* Fills items[i].r / rinv (into rbuf / rinvbuf) for n requests, all of the
  * same key, with fresh random r and one inversion for all. 1 ok, 0 fail. */
-int gpursa_blind_batch(gpursa_queue_key *qk, size_t n, unsigned char *rbuf, unsigned char *rinvbuf, BN_CTX *ctx);
+int gpursa_blind_batch(gpursa_queue_key *qk, size_t n, unsigned char *rbuf,
+                       unsigned char *rinvbuf, BN_CTX *ctx);
 
 /* gpursa_async_wake.c */
 /* The wake object of the current job's wait context (created and registered
