@@ -284,6 +284,7 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
         }
         (void)gpursa_cuda_regs_2048_narrow();
         (void)gpursa_cuda_regs_2048_wide();
+        (void)gpursa_cuda_regs_2048_fp();
     }
     if (!gpursa_cuda_has(2048, dev->variant) && !gpursa_cuda_has(1024, dev->variant)) {
         free(dev);                            /* no kernel image for this device */

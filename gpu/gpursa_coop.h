@@ -485,6 +485,323 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
         sel[l] = t[l] = 0;
 }
 
+/* ---- FP64 limbs (GPURSA_COOP_FP) --------------------------------------------------
+ *
+ * Why: the exponentiation above spends its time in 32x32-bit products, and
+ * on Hopper a full product (IMAD + IMAD.HI, or IMAD.WIDE) costs the integer
+ * multiply pipe three slots: the kernel runs at 74 % of that pipe's ceiling,
+ * short of the rate 25x the CPU needs (bench/RESULTS.md, fifth session). The
+ * FP64 pipe is a separate one, as fast as IMAD, and two FMAs give a product
+ * of 52-bit limbs (Emmart, Zheng and Weems, "Faster modular exponentiation
+ * using double precision floating point arithmetic on the GPU", ARITH 2018):
+ *   hi = fma_rz(a, b, 2^104)           2^104 + floor(ab / 2^52) 2^52
+ *   lo = fma(a, b, (2^104 + 2^52) - hi) 2^52 + (ab mod 2^52), exact
+ * so the mantissas of hi and lo are the product's two 52-bit halves, read as
+ * integers by taking off the exponent bits. 2,704 product bits for three
+ * FP64 operations and two 64-bit integer adds.
+ *
+ * With GPURSA_COOP_FP the item's two secret exponentiations run here (the
+ * rest of the operation stays in 32-bit limbs: it is 2 % of the work). A
+ * half-length number is F = GPURSA_FP_LIMBS(H) limbs of 52 bits, FL per lane
+ * (lane k: limbs k FL .. k FL + FL - 1), each limb a double < 2^52.
+ * Montgomery multiplication with R52 = 2^(52 F) is the CIOS loop of
+ * gpursa_coop_mont over 64-bit column sums: per limb b_j, the lanes add the
+ * halves of a_l b_j and m_l q into columns l and l + 1 (column FL is the
+ * lane's spill into the next lane's column 0), q comes from lane 0's column
+ * 0, and the columns shift down one (lane 0's carry, column 0 >> 52, goes
+ * into its new column 0). A column receives at most 4 (F + 1) halves of
+ * < 2^52 each before it leaves, so 64 bits never overflow. Since R52 > 4m,
+ * inputs below 2m give an output below 2m (Walter), so there is no final
+ * subtraction; the output's limbs are normalised (a carry pass in each lane,
+ * then 0/1 carries between lanes by ballot, as gpursa_coop_settle). The
+ * exponentiation leaves the FP domain by a multiplication by 1, which gives
+ * the fully reduced x^d (at most m, and m only for x = 0 mod m).
+ *
+ * Constant time as the 32-bit path: control flow and the limbs' positions
+ * are public; the table is read whole. The host emulation computes the same
+ * limb products with 128-bit integers (tests/gpu/test_gpu_coop.c checks the
+ * device's FMA form against them as well).
+ */
+#ifdef GPURSA_COOP_FP
+#define GPURSA_FP_F GPURSA_FP_LIMBS(GPURSA_COOP_H)
+#define GPURSA_FP_L (GPURSA_FP_F / GPURSA_COOP_T)
+#if GPURSA_FP_F % GPURSA_COOP_T != 0
+#error "COOP FP: the lanes per half must divide the 52-bit limbs"
+#endif
+enum { FP_F = GPURSA_FP_F, FP_L = GPURSA_FP_L };
+#define GPURSA_FP_M52 ((1ull << 52) - 1)
+
+#ifdef __CUDACC__
+GPURSA_COOP_FN uint64_t gpursa_fp_bits(double x) { return (uint64_t)__double_as_longlong(x); }
+GPURSA_COOP_FN double gpursa_fp_from_bits(uint64_t v) { return __longlong_as_double((long long)v); }
+/* the two 52-bit halves of a b (a, b < 2^52 integers) */
+GPURSA_COOP_FN void gpursa_fp_prod(double a, double b, uint64_t *hi, uint64_t *lo)
+{
+    double h = __fma_rz(a, b, 0x1p104);
+    double l = __fma_rn(a, b, __dsub_rn(0x1p104 + 0x1p52, h));
+    *hi = gpursa_fp_bits(h) - 0x4670000000000000ull;   /* the bits of 2^104 */
+    *lo = gpursa_fp_bits(l) - 0x4330000000000000ull;   /* the bits of 2^52 */
+}
+/* x m' mod 2^52, as a double (x: the low 52 bits of a column) */
+GPURSA_COOP_FN double gpursa_fp_q(uint64_t x, double mp)
+{
+    double u = (double)(x & GPURSA_FP_M52);
+    double h = __fma_rz(u, mp, 0x1p104);
+    return __dsub_rn(__fma_rn(u, mp, __dsub_rn(0x1p104 + 0x1p52, h)), 0x1p52);
+}
+#else
+#include <string.h>
+GPURSA_COOP_FN uint64_t gpursa_fp_bits(double x)
+{
+    uint64_t v;
+    memcpy(&v, &x, sizeof(v));
+    return v;
+}
+GPURSA_COOP_FN double gpursa_fp_from_bits(uint64_t v)
+{
+    double x;
+    memcpy(&x, &v, sizeof(x));
+    return x;
+}
+GPURSA_COOP_FN void gpursa_fp_prod(double a, double b, uint64_t *hi, uint64_t *lo)
+{
+    unsigned __int128 p = (unsigned __int128)(uint64_t)a * (uint64_t)b;
+    *hi = (uint64_t)(p >> 52);
+    *lo = (uint64_t)p & GPURSA_FP_M52;
+}
+GPURSA_COOP_FN double gpursa_fp_q(uint64_t x, double mp)
+{
+    return (double)(((x & GPURSA_FP_M52) * (uint64_t)mp) & GPURSA_FP_M52);
+}
+#endif
+
+GPURSA_COOP_FN uint64_t gpursa_fp_shfl64(const gpursa_coop_ctx *c, uint64_t v, int src)
+{
+    uint64_t lo = gpursa_coop_shfl(c, (uint32_t)v, src), hi = gpursa_coop_shfl(c, (uint32_t)(v >> 32), src);
+    return lo | (hi << 32);
+}
+
+GPURSA_COOP_FN double gpursa_fp_shfl(const gpursa_coop_ctx *c, double v, int src)
+{
+    return gpursa_fp_from_bits(gpursa_fp_shfl64(c, gpursa_fp_bits(v), src));
+}
+
+/* Normalise the group's column sums (acc[0..FL-1] per lane, each < 2^63;
+ * the value below R52) to limbs < 2^52, r as doubles. */
+GPURSA_COOP_FN void gpursa_fp_settle(const gpursa_coop_ctx *c, double *r, uint64_t *acc)
+{
+    uint64_t s;
+    uint32_t cin, in, out;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L - 1; l++) {                     /* in the lane */
+        acc[l + 1] += acc[l] >> 52;
+        acc[l] &= GPURSA_FP_M52;
+    }
+    /* the lane's top carry (< 2^12) goes to the next lane */
+    cin = gpursa_coop_shfl(c, (uint32_t)(acc[FP_L - 1] >> 52), c->k == 0 ? c->lane : c->lane - 1);
+    acc[FP_L - 1] &= GPURSA_FP_M52;
+    s = c->k == 0 ? 0 : cin;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L; l++) {
+        s += acc[l];
+        acc[l] = s & GPURSA_FP_M52;
+        s >>= 52;
+    }
+    /* now s is 0 or 1; the 0/1 carries between lanes by look-ahead */
+    {
+        uint64_t all = GPURSA_FP_M52;
+        GPURSA_COOP_UNROLL
+        for (int l = 0; l < FP_L; l++)
+            all &= acc[l];
+        in = gpursa_coop_resolve(c, (int)s, all == GPURSA_FP_M52, &out);
+    }
+    s = in;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L; l++) {
+        s += acc[l];
+        acc[l] = s & GPURSA_FP_M52;
+        s >>= 52;
+        r[l] = (double)acc[l];
+    }
+}
+
+/* r = a b / R52 mod m, lazily: a, b < 2m gives r < 2m (limbs normalised).
+ * r may be a or b. */
+GPURSA_COOP_FN void gpursa_fp_mul(const gpursa_coop_ctx *c, double *r, const double *a, const double *b,
+                                  const double *m, double mp)
+{
+    uint64_t acc[FP_L + 1];
+    const int top = c->k == CO_T - 1;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l <= FP_L; l++)
+        acc[l] = 0;
+    GPURSA_COOP_ROLLED
+    for (int i0 = 0; i0 < CO_T; i0++) {
+        GPURSA_COOP_UNROLL
+        for (int j = 0; j < FP_L; j++) {
+            uint64_t hi, lo, down, carry;
+            double bj = gpursa_fp_shfl(c, b[j], c->gbase + i0), q;
+            GPURSA_COOP_UNROLL
+            for (int l = 0; l < FP_L; l++) {
+                gpursa_fp_prod(a[l], bj, &hi, &lo);
+                acc[l] += lo;
+                acc[l + 1] += hi;
+            }
+            q = gpursa_fp_shfl(c, gpursa_fp_q(acc[0], mp), c->gbase);
+            GPURSA_COOP_UNROLL
+            for (int l = 0; l < FP_L; l++) {
+                gpursa_fp_prod(m[l], q, &hi, &lo);
+                acc[l] += lo;
+                acc[l + 1] += hi;
+            }
+            /* lane 0's column 0 is now 0 mod 2^52: shift down one column */
+            down = gpursa_fp_shfl64(c, acc[0], top ? c->lane : c->lane + 1);
+            down = top ? 0 : down;
+            carry = c->k == 0 ? acc[0] >> 52 : 0;
+            GPURSA_COOP_UNROLL
+            for (int l = 0; l < FP_L - 1; l++)
+                acc[l] = acc[l + 1];
+            acc[0] += carry;
+            acc[FP_L - 1] = acc[FP_L] + down;
+            acc[FP_L] = 0;
+        }
+    }
+    gpursa_fp_settle(c, r, acc);
+}
+
+/* this lane's 52-bit limbs (doubles) of the half-length number whose 32-bit
+ * slices are x: every 32-bit limb is broadcast, each lane keeps its bits */
+GPURSA_COOP_FN void gpursa_fp_from32(const gpursa_coop_ctx *c, double *r, const uint32_t *x)
+{
+    uint64_t v[FP_L];
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L; l++)
+        v[l] = 0;
+    GPURSA_COOP_UNROLL
+    for (int w = 0; w < CO_H; w++) {
+        uint64_t word = gpursa_coop_shfl(c, x[w % CO_L], c->gbase + w / CO_L);
+        GPURSA_COOP_UNROLL
+        for (int l = 0; l < FP_L; l++) {
+            int o = 32 * w - 52 * (c->k * FP_L + l);         /* word's bit 0 in limb */
+            uint64_t part = o >= 0 ? word << (o & 63) : word >> (-o & 63);
+            v[l] |= (o > -32 && o < 52) ? part & GPURSA_FP_M52 : 0;
+        }
+    }
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L; l++) {
+        r[l] = (double)v[l];
+        ((volatile uint64_t *)v)[l] = 0;
+    }
+}
+
+/* the inverse: 32-bit slices of the number (< 2^(32 H)) whose 52-bit limbs are f */
+GPURSA_COOP_FN void gpursa_fp_to32(const gpursa_coop_ctx *c, uint32_t *r, const double *f)
+{
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        r[l] = 0;
+    GPURSA_COOP_UNROLL
+    for (int i = 0; i < FP_F; i++) {
+        uint64_t limb = gpursa_fp_shfl64(c, (uint64_t)f[i % FP_L], c->gbase + i / FP_L);
+        GPURSA_COOP_UNROLL
+        for (int l = 0; l < CO_L; l++) {
+            int o = 52 * i - 32 * (c->k * CO_L + l);         /* limb's bit 0 in word */
+            uint64_t part = o >= 0 ? limb << (o & 63) : limb >> (-o & 63);
+            r[l] |= (o > -52 && o < 32) ? (uint32_t)part : 0u;
+        }
+    }
+}
+
+/* this lane's limbs of a 52-bit constant of the key */
+GPURSA_COOP_FN void gpursa_fp_load(const gpursa_coop_ctx *c, double *r, const uint64_t *v)
+{
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L; l++)
+        r[l] = (double)v[c->k * FP_L + l];
+}
+
+/* r = table entry idx (secret): every entry read, the one kept by mask */
+GPURSA_COOP_FN void gpursa_fp_table_select(double *r, const double *table, uint32_t idx)
+{
+    uint64_t v[FP_L];
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L; l++)
+        v[l] = 0;
+    GPURSA_COOP_ROLLED
+    for (int k = 0; k < (1 << GPURSA_COOP_W); k++) {
+        uint64_t mask = 0 - (uint64_t)(((uint64_t)(idx ^ (uint32_t)k) - 1) >> 63);
+        GPURSA_COOP_UNROLL
+        for (int l = 0; l < FP_L; l++)
+            v[l] |= gpursa_fp_bits(table[k * FP_L + l]) & mask;
+    }
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L; l++)
+        r[l] = gpursa_fp_from_bits(v[l]);
+}
+
+/* The contract of gpursa_coop_exp (x and r in Montgomery form mod m, R =
+ * 2^(32 H), fully reduced; d over all 32 H bits) on FP64 limbs. m52, one52
+ * (R52 mod m), in52 (R52^2 / R mod m): the key's constants, F limbs each;
+ * mp: -m^-1 mod 2^52. */
+GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *x, const uint32_t *d,
+                                  const uint32_t *m, uint32_t m0inv, const uint32_t *rrr,
+                                  const uint64_t *m52, uint64_t mp52, const uint64_t *one52,
+                                  const uint64_t *in52)
+{
+    const int bits = 32 * CO_H, W = GPURSA_COOP_W;
+    const double mp = (double)mp52;
+    double fm[FP_L], xf[FP_L], rf[FP_L], t[FP_L], sel[FP_L];
+    double table[(1 << GPURSA_COOP_W) * FP_L];
+    gpursa_fp_load(c, fm, m52);
+    gpursa_fp_load(c, t, in52);
+    gpursa_fp_from32(c, xf, x);
+    gpursa_fp_mul(c, xf, xf, t, fm, mp);                     /* x R52 */
+    gpursa_fp_load(c, t, one52);
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L; l++) {
+        table[l] = t[l];
+        table[FP_L + l] = t[l] = xf[l];
+    }
+    GPURSA_COOP_ROLLED
+    for (int k = 2; k < (1 << W); k++) {                     /* t = x^k */
+        gpursa_fp_mul(c, t, t, xf, fm, mp);
+        GPURSA_COOP_UNROLL
+        for (int l = 0; l < FP_L; l++)
+            table[k * FP_L + l] = t[l];
+    }
+    int pos = bits - W;
+    gpursa_fp_table_select(rf, table, gpursa_exp_window(d, bits, pos, W));
+    GPURSA_COOP_ROLLED
+    while (pos > 0) {                                        /* pos public */
+        pos -= W;
+        gpursa_fp_table_select(sel, table, gpursa_exp_window(d, bits, pos, W));
+        GPURSA_COOP_ROLLED
+        for (int s = 0; s <= W; s++) {
+            GPURSA_COOP_UNROLL
+            for (int l = 0; l < FP_L; l++)                   /* s public */
+                t[l] = s < W ? rf[l] : sel[l];
+            gpursa_fp_mul(c, rf, rf, t, fm, mp);
+        }
+    }
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L; l++)                           /* the number 1 */
+        t[l] = c->k == 0 && l == 0 ? 1.0 : 0.0;
+    gpursa_fp_mul(c, rf, rf, t, fm, mp);                     /* x^d mod m, <= m */
+    gpursa_fp_to32(c, r, rf);
+    gpursa_coop_to_mont(c, r, r, NULL, m, m0inv, rrr);       /* x^d R mod m */
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < (1 << GPURSA_COOP_W) * FP_L; l++)
+        ((volatile double *)table)[l] = 0;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L; l++) {
+        ((volatile double *)xf)[l] = 0;
+        ((volatile double *)rf)[l] = 0;
+        ((volatile double *)t)[l] = 0;
+        ((volatile double *)sel)[l] = 0;
+    }
+}
+#endif /* GPURSA_COOP_FP */
+
 /* (lo, hi) = a * b, both half-length, no reduction: the CIOS loop without
  * m; limb i of the product leaves lane 0 at step i and is kept by lane i/L. */
 GPURSA_COOP_FN void gpursa_coop_mpmul(const gpursa_coop_ctx *c, uint32_t *lo, uint32_t *hi, const uint32_t *a,
@@ -546,7 +863,9 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
     const uint32_t *dexp = h ? kd->dq : kd->dp;
     uint32_t m[CO_L], rrr[CO_L], one[CO_L], pm[CO_L], prrr[CO_L], aux[CO_L];
     uint32_t lo[CO_L], hi[CO_L], x[CO_L], y[CO_L], z[CO_L], s[CO_L];
+#ifndef GPURSA_COOP_FP
     uint32_t table[(1 << GPURSA_COOP_W) * CO_L];
+#endif
     uint32_t bad, ok, cin, hin, out;
 
     c.lane = (int)(tid & 31u);
@@ -573,7 +892,12 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
     /* blind, exponentiate, unblind */
     gpursa_coop_exp_public(&c, z, x, kd->e, m, m0inv);
     gpursa_coop_mul(&c, y, y, z, m, m0inv);
+#ifdef GPURSA_COOP_FP
+    gpursa_fp_exp(&c, x, y, dexp, m, m0inv, rrr, h ? kd->q52 : kd->p52, h ? kd->q0inv52 : kd->p0inv52,
+                  h ? kd->q_fone : kd->p_fone, h ? kd->q_fin : kd->p_fin);
+#else
     gpursa_coop_exp(&c, x, y, dexp, m, m0inv, one, table);
+#endif
     gpursa_coop_load_soa(&c, lo, hi, a->rinv, item, a->stride);
     gpursa_coop_to_mont(&c, y, lo, hi, m, m0inv, rrr);
     gpursa_coop_mul(&c, x, x, y, m, m0inv);                              /* c^d R mod m */
@@ -630,9 +954,11 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
         if (sub == 0)
             a->status[item] = (int32_t)((~ok) & ((bad & GPURSA_ITEM_BADINPUT) | (~bad & GPURSA_ITEM_FAULT)));
     }
+#ifndef GPURSA_COOP_FP
     GPURSA_COOP_UNROLL
     for (int l = 0; l < (1 << GPURSA_COOP_W) * CO_L; l++)
         ((volatile uint32_t *)table)[l] = 0;
+#endif
     GPURSA_COOP_UNROLL
     for (int l = 0; l < CO_L; l++) {
         ((volatile uint32_t *)lo)[l] = 0;

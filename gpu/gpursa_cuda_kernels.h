@@ -50,6 +50,9 @@ int gpursa_cuda_regs_2048_wide(void);
 /* ... and with 2 limbs per lane (kernels_2048n.cu): loads of up to 1,024. */
 cudaError_t gpursa_cuda_launch_2048_narrow(const gpursa_cuda_args *a, cudaStream_t s);
 int gpursa_cuda_regs_2048_narrow(void);
+/* ... and on FP64 limbs (kernels_2048f.cu). */
+cudaError_t gpursa_cuda_launch_2048_fp(const gpursa_cuda_args *a, cudaStream_t s);
+int gpursa_cuda_regs_2048_fp(void);
 
 /* Big-endian byte strings (count items of nbytes each, item i at
  * bytes[i * pitch]) to SoA limbs, and back. nbytes and pitch are multiples of 4. */

@@ -91,6 +91,38 @@ static void mont_consts(uint32_t *one, uint32_t *rr, uint32_t *rrr, const uint32
         gpursa_mont_mul(rrr, rr, rr, m, m0inv, n, GPURSA_VARIANT_IMAD);
 }
 
+/* x (n limbs of 32 bits) as fl limbs of 52 bits */
+static void to_limbs52(uint64_t *r, const uint32_t *x, int n, int fl)
+{
+    for (int i = 0; i < fl; i++) {
+        uint64_t v = 0;
+        for (int b = 0; b < 52; b++) {
+            int bit = 52 * i + b;
+            if (bit < 32 * n)
+                v |= (uint64_t)((x[bit / 32] >> (bit % 32)) & 1u) << b;
+        }
+        r[i] = v;
+    }
+}
+
+/* The FP64 constants of one prime m (n limbs, odd): its 52-bit limbs,
+ * -m^-1 mod 2^52, R52 mod m and R52^2 / R mod m = 2^(2*52 fl - 32 n) mod m. */
+static void fp_consts(uint64_t *m52, uint64_t *m0inv52, uint64_t *one, uint64_t *in,
+                      const uint32_t *m, int n, int fl)
+{
+    uint32_t t[GPURSA_MONT_MAX_LIMBS / 2];
+    uint64_t m0 = (uint64_t)m[0] | ((uint64_t)m[1] << 32), x = m0;  /* m0 x = 1 mod 8 */
+    for (int i = 0; i < 5; i++)                                      /* 3 -> 96 bits */
+        x *= 2 - m0 * x;
+    *m0inv52 = (0 - x) & ((1ull << 52) - 1);
+    to_limbs52(m52, m, n, fl);
+    pow2_mod(t, 52 * fl, m, n);
+    to_limbs52(one, t, n, fl);
+    pow2_mod(t, 2 * 52 * fl - 32 * n, m, n);
+    to_limbs52(in, t, n, fl);
+    gpursa_keyconv_cleanse(t, sizeof(t));
+}
+
 int gpursa_keyconv_load(gpursa_rsa_keydata *kd, const gpursa_rsa_key_material *km)
 {
     if (kd == NULL || km == NULL)
@@ -129,6 +161,9 @@ int gpursa_keyconv_load(gpursa_rsa_keydata *kd, const gpursa_rsa_key_material *k
     mont_consts(NULL, kd->n_rr, NULL, kd->n, kd->n0inv, nl);
     mont_consts(kd->p_one, rr, kd->p_rrr, kd->p, kd->p0inv, hl);
     mont_consts(kd->q_one, rr, kd->q_rrr, kd->q, kd->q0inv, hl);
+    kd->fl = GPURSA_FP_LIMBS(hl);
+    fp_consts(kd->p52, &kd->p0inv52, kd->p_fone, kd->p_fin, kd->p, hl, kd->fl);
+    fp_consts(kd->q52, &kd->q0inv52, kd->q_fone, kd->q_fin, kd->q, hl, kd->fl);
 
     /* The numbers must belong together, or every result would fail the
      * check: p*q == n, qinv < p and qinv*q == 1 mod p. */

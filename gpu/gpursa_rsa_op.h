@@ -36,6 +36,10 @@
 
 #define GPURSA_RSA_MAX_LIMBS GPURSA_MONT_MAX_LIMBS
 #define GPURSA_RSA_MAX_HALF (GPURSA_MONT_MAX_LIMBS / 2)
+/* 52-bit limbs of a half-length number for the FP64 multiplication
+ * (gpursa_coop.h): enough for 32*hl + 2 bits, so that R52 = 2^(52 fl) > 4m */
+#define GPURSA_FP_LIMBS(hl) ((32 * (hl) + 2 + 51) / 52)
+#define GPURSA_FP_MAX_LIMBS GPURSA_FP_LIMBS(GPURSA_RSA_MAX_HALF)
 
 typedef struct gpursa_rsa_keydata {
     int32_t bits;          /* modulus bits: 1024, 2048, 3072, 4096 */
@@ -54,6 +58,16 @@ typedef struct gpursa_rsa_keydata {
     uint32_t dp[GPURSA_RSA_MAX_HALF];     /* zero-padded to 32*hl bits */
     uint32_t dq[GPURSA_RSA_MAX_HALF];
     uint32_t qinv[GPURSA_RSA_MAX_HALF];   /* q^-1 mod p */
+    /* The same primes for the FP64 exponentiation (gpursa_coop.h), fl limbs
+     * of 52 bits (each < 2^52, in a uint64_t), R52 = 2^(52 fl): */
+    int32_t fl;                           /* GPURSA_FP_LIMBS(hl) */
+    uint64_t p0inv52, q0inv52;            /* -m^-1 mod 2^52 */
+    uint64_t p52[GPURSA_FP_MAX_LIMBS];
+    uint64_t p_fone[GPURSA_FP_MAX_LIMBS]; /* R52 mod p */
+    uint64_t p_fin[GPURSA_FP_MAX_LIMBS];  /* R52^2 / R mod p: x R -> x R52 */
+    uint64_t q52[GPURSA_FP_MAX_LIMBS];
+    uint64_t q_fone[GPURSA_FP_MAX_LIMBS];
+    uint64_t q_fin[GPURSA_FP_MAX_LIMBS];
 } gpursa_rsa_keydata;
 
 /* r = (x mod m) in Montgomery form, x of 2*hl limbs (x < m * R): the

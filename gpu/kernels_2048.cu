@@ -10,6 +10,7 @@
 #define GPURSA_COOP_NARROW_LAUNCH gpursa_cuda_launch_2048_narrow
 #define GPURSA_COOP_WIDE_ABOVE 2048
 #define GPURSA_COOP_WIDE_LAUNCH gpursa_cuda_launch_2048_wide
+#define GPURSA_COOP_FP_LAUNCH gpursa_cuda_launch_2048_fp
 #include "gpu/kernels_rsa.cuh"
 
 GPURSA_CUDA_SIZE(2048)

@@ -44,6 +44,8 @@
 #define GPURSA_KERNELS_RSA_CUH
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include "gpu/gpursa_rsa_op.h"
 #include "gpu/gpursa_mont_rows.h"
 #include "gpu/gpursa_cuda_kernels.h"
@@ -497,6 +499,25 @@ static cudaError_t gpursa_coop_launch_sized(const gpursa_cuda_args *a, cudaStrea
 {
     uint32_t load = a->load > a->count ? a->load : a->count;
     (void)load;
+#ifdef GPURSA_COOP_FP_LAUNCH
+    /* Experiment switch: GPURSA_COOP_LANES=narrow|regular|wide|fp runs every
+     * load on one kernel, to compare them in one binary. */
+    {
+        static int force = -1;
+        if (force < 0) {
+            const char *f = getenv("GPURSA_COOP_LANES");
+            force = f == NULL ? 0 : strcmp(f, "narrow") == 0 ? 1 : strcmp(f, "regular") == 0 ? 2
+                                  : strcmp(f, "wide") == 0 ? 3 : strcmp(f, "fp") == 0 ? 4 : 0;
+        }
+        switch (force) {
+        case 1: return GPURSA_COOP_NARROW_LAUNCH(a, s);
+        case 2: return gpursa_coop_launch(a, s);
+        case 3: return GPURSA_COOP_WIDE_LAUNCH(a, s);
+        case 4: return GPURSA_COOP_FP_LAUNCH(a, s);
+        default: break;
+        }
+    }
+#endif
 #ifdef GPURSA_COOP_NARROW_UPTO
     if (load <= GPURSA_COOP_NARROW_UPTO && !a->shared)
         return GPURSA_COOP_NARROW_LAUNCH(a, s);

@@ -25,6 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
+#ifdef GPURSA_COOP_FP
+#include <fenv.h>
+#include <math.h>
+#endif
 #include "gpu/gpursa_keyconv.h"
 #include "tests/gpu/gpu_testutil.h"
 #include "gpu/gpursa_coop.h"
@@ -345,6 +349,54 @@ START_TEST(test_past_end)
 }
 END_TEST
 
+#ifdef GPURSA_COOP_FP
+/* The device's limb product (gpursa_fp_prod under __CUDACC__: fma_rz(a, b,
+ * 2^104), then fma(a, b, 2^104 + 2^52 - hi)) done here with the C library's
+ * fma in the same rounding modes, against the 128-bit product the
+ * emulation uses: hi and lo must be the product's two 52-bit halves, for
+ * edge limbs and random ones. And the same for q = x m' mod 2^52. */
+static void fma_prod(double a, double b, uint64_t *hi, uint64_t *lo)
+{
+    volatile double va = a, vb = b, h, l;
+    ck_assert_int_eq(fesetround(FE_TOWARDZERO), 0);
+    h = fma(va, vb, 0x1p104);
+    ck_assert_int_eq(fesetround(FE_TONEAREST), 0);
+    l = fma(va, vb, (0x1p104 + 0x1p52) - h);
+    *hi = gpursa_fp_bits(h) - 0x4670000000000000ull;
+    *lo = gpursa_fp_bits(l) - 0x4330000000000000ull;
+}
+
+START_TEST(test_fp_prod)
+{
+    const uint64_t m52 = (1ull << 52) - 1;
+    const uint64_t edge[] = {0, 1, 2, 3, m52, m52 - 1, 1ull << 51, (1ull << 51) - 1, (1ull << 51) + 1,
+                             1ull << 26, (1ull << 26) + 1, 0xfffffffffull, 0x5555555555555ull};
+    const int ne = (int)(sizeof(edge) / sizeof(edge[0])), nr = gt_random_cases(200000);
+    for (int i = 0; i < ne * ne + nr; i++) {
+        uint64_t a, b, hi, lo, ehi, elo;
+        if (i < ne * ne) {
+            a = edge[i / ne];
+            b = edge[i % ne];
+        } else {
+            a = ((uint64_t)gmp_urandomb_ui(gt_rand, 26) << 26 | gmp_urandomb_ui(gt_rand, 26)) >> (i % 7);
+            b = (uint64_t)gmp_urandomb_ui(gt_rand, 26) << 26 | gmp_urandomb_ui(gt_rand, 26);
+        }
+        fma_prod((double)a, (double)b, &hi, &lo);
+        gpursa_fp_prod((double)a, (double)b, &ehi, &elo);
+        ck_assert_msg(hi == ehi && lo == elo, "product of %#llx and %#llx: fma %#llx:%#llx, exact %#llx:%#llx",
+                      (unsigned long long)a, (unsigned long long)b, (unsigned long long)hi,
+                      (unsigned long long)lo, (unsigned long long)ehi, (unsigned long long)elo);
+        ck_assert_uint_lt(hi, 1ull << 52);
+        ck_assert_uint_lt(lo, 1ull << 52);
+        /* q: the low half of (x mod 2^52) m', x a column sum of up to 63 bits */
+        uint64_t x = a | (b << 11);
+        fma_prod((double)(x & m52), (double)b, &hi, &lo);
+        ck_assert_uint_eq(lo, (uint64_t)gpursa_fp_q(x, (double)b));
+    }
+}
+END_TEST
+#endif
+
 int main(void)
 {
     gt_init();
@@ -360,6 +412,9 @@ int main(void)
         tcase_add_test(tc, test_past_end);
     }
     tcase_add_test(tc, test_bad);
+#ifdef GPURSA_COOP_FP
+    tcase_add_test(tc, test_fp_prod);
+#endif
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,10 @@
+/* gpursa CUDA backend: RSA-2048 COOP with the secret exponentiations on
+ * FP64 limbs (GPURSA_COOP_FP, gpursa_coop.h): 4 lanes per CRT half, 8 per
+ * item, 5 limbs of 52 bits a lane (20 a half); the 32-bit parts of the
+ * operation use the 8-limb lanes of kernels_2048w.cu. */
+#define GPURSA_COOP_H 32
+#define GPURSA_COOP_L 8
+#define GPURSA_COOP_FP 1
+#include "gpu/kernels_coop.cuh"
+
+GPURSA_COOP_EXPORT(gpursa_cuda_launch_2048_fp, gpursa_cuda_regs_2048_fp)
