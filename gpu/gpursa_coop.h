@@ -542,13 +542,28 @@ GPURSA_COOP_FN void gpursa_fp_prod(double a, double b, uint64_t *hi, uint64_t *l
     *hi = gpursa_fp_bits(h) - 0x4670000000000000ull;   /* the bits of 2^104 */
     *lo = gpursa_fp_bits(l) - 0x4330000000000000ull;   /* the bits of 2^52 */
 }
-/* x m' mod 2^52, as a double (x: the low 52 bits of a column) */
-GPURSA_COOP_FN double gpursa_fp_q(uint64_t x, double mp)
+/* an integer below 2^52 as a double: its bits under the exponent of 2^52,
+ * less 2^52 */
+GPURSA_COOP_FN double gpursa_fp_u52(uint64_t v)
 {
-    double u = (double)(x & GPURSA_FP_M52);
+    return __dsub_rn(gpursa_fp_from_bits(v | 0x4330000000000000ull), 0x1p52);
+}
+#ifdef GPURSA_FP_Q_FMA
+/* x m' mod 2^52, as a double (x: the low 52 bits of a column) */
+GPURSA_COOP_FN double gpursa_fp_q(uint64_t x, uint64_t mpi)
+{
+    double u = gpursa_fp_u52(x & GPURSA_FP_M52), mp = gpursa_fp_u52(mpi);
     double h = __fma_rz(u, mp, 0x1p104);
     return __dsub_rn(__fma_rn(u, mp, __dsub_rn(0x1p104 + 0x1p52, h)), 0x1p52);
 }
+#else
+/* x m' mod 2^52 (x: a column), as a double; the integer multiply's chain
+ * is shorter than the FP64 form, and q is on the critical path of every step */
+GPURSA_COOP_FN double gpursa_fp_q(uint64_t x, uint64_t mp)
+{
+    return gpursa_fp_u52((x * mp) & GPURSA_FP_M52);
+}
+#endif
 #else
 #include <string.h>
 GPURSA_COOP_FN uint64_t gpursa_fp_bits(double x)
@@ -569,9 +584,13 @@ GPURSA_COOP_FN void gpursa_fp_prod(double a, double b, uint64_t *hi, uint64_t *l
     *hi = (uint64_t)(p >> 52);
     *lo = (uint64_t)p & GPURSA_FP_M52;
 }
-GPURSA_COOP_FN double gpursa_fp_q(uint64_t x, double mp)
+GPURSA_COOP_FN double gpursa_fp_u52(uint64_t v)
 {
-    return (double)(((x & GPURSA_FP_M52) * (uint64_t)mp) & GPURSA_FP_M52);
+    return gpursa_fp_from_bits(v | 0x4330000000000000ull) - 0x1p52;
+}
+GPURSA_COOP_FN double gpursa_fp_q(uint64_t x, uint64_t mp)
+{
+    return gpursa_fp_u52((x * mp) & GPURSA_FP_M52);
 }
 #endif
 
@@ -621,20 +640,50 @@ GPURSA_COOP_FN void gpursa_fp_settle(const gpursa_coop_ctx *c, double *r, uint64
         s += acc[l];
         acc[l] = s & GPURSA_FP_M52;
         s >>= 52;
-        r[l] = (double)acc[l];
+        r[l] = gpursa_fp_u52(acc[l]);
     }
 }
 
 /* r = a b / R52 mod m, lazily: a, b < 2m gives r < 2m (limbs normalised).
  * r may be a or b. */
 GPURSA_COOP_FN void gpursa_fp_mul(const gpursa_coop_ctx *c, double *r, const double *a, const double *b,
-                                  const double *m, double mp)
+                                  const double *m, uint64_t mp)
 {
     uint64_t acc[FP_L + 1];
     const int top = c->k == CO_T - 1;
     GPURSA_COOP_UNROLL
     for (int l = 0; l <= FP_L; l++)
         acc[l] = 0;
+#ifdef GPURSA_FP_COLSUM
+    /* each new column summed at once from its old value and the four
+     * halves it receives (the compiler takes their exponent bits off
+     * together) */
+    GPURSA_COOP_ROLLED
+    for (int i0 = 0; i0 < CO_T; i0++) {
+        GPURSA_COOP_UNROLL
+        for (int j = 0; j < FP_L; j++) {
+            uint64_t ha[FP_L], la[FP_L], hm[FP_L], lm[FP_L], c0, down, carry;
+            double bj = gpursa_fp_shfl(c, b[j], c->gbase + i0), q;
+            gpursa_fp_prod(a[0], bj, &ha[0], &la[0]);
+            c0 = acc[0] + la[0];
+            q = gpursa_fp_shfl(c, gpursa_fp_q(c0, mp), c->gbase);
+            GPURSA_COOP_UNROLL
+            for (int l = 1; l < FP_L; l++)
+                gpursa_fp_prod(a[l], bj, &ha[l], &la[l]);
+            GPURSA_COOP_UNROLL
+            for (int l = 0; l < FP_L; l++)
+                gpursa_fp_prod(m[l], q, &hm[l], &lm[l]);
+            c0 += lm[0];
+            down = gpursa_fp_shfl64(c, c0, top ? c->lane : c->lane + 1);
+            down = top ? 0 : down;
+            carry = c->k == 0 ? c0 >> 52 : 0;
+            GPURSA_COOP_UNROLL
+            for (int l = 0; l < FP_L - 1; l++)
+                acc[l] = acc[l + 1] + la[l + 1] + lm[l + 1] + ha[l] + hm[l] + (l == 0 ? carry : 0);
+            acc[FP_L - 1] = ha[FP_L - 1] + hm[FP_L - 1] + down;
+        }
+    }
+#else
     GPURSA_COOP_ROLLED
     for (int i0 = 0; i0 < CO_T; i0++) {
         GPURSA_COOP_UNROLL
@@ -666,6 +715,7 @@ GPURSA_COOP_FN void gpursa_fp_mul(const gpursa_coop_ctx *c, double *r, const dou
             acc[FP_L] = 0;
         }
     }
+#endif
     gpursa_fp_settle(c, r, acc);
 }
 
@@ -689,7 +739,7 @@ GPURSA_COOP_FN void gpursa_fp_from32(const gpursa_coop_ctx *c, double *r, const 
     }
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++) {
-        r[l] = (double)v[l];
+        r[l] = gpursa_fp_u52(v[l]);
         ((volatile uint64_t *)v)[l] = 0;
     }
 }
@@ -717,7 +767,7 @@ GPURSA_COOP_FN void gpursa_fp_load(const gpursa_coop_ctx *c, double *r, const ui
 {
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++)
-        r[l] = (double)v[c->k * FP_L + l];
+        r[l] = gpursa_fp_u52(v[c->k * FP_L + l]);
 }
 
 /* r = table entry idx (secret): every entry read, the one kept by mask */
@@ -749,7 +799,7 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *c, uint32_t *r, const u
                                   const uint64_t *in52)
 {
     const int bits = 32 * CO_H, W = GPURSA_COOP_W;
-    const double mp = (double)mp52;
+    const uint64_t mp = mp52;
     double fm[FP_L], xf[FP_L], rf[FP_L], t[FP_L], sel[FP_L];
     double table[(1 << GPURSA_COOP_W) * FP_L];
     gpursa_fp_load(c, fm, m52);

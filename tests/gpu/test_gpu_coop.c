@@ -391,7 +391,7 @@ START_TEST(test_fp_prod)
         /* q: the low half of (x mod 2^52) m', x a column sum of up to 63 bits */
         uint64_t x = a | (b << 11);
         fma_prod((double)(x & m52), (double)b, &hi, &lo);
-        ck_assert_uint_eq(lo, (uint64_t)gpursa_fp_q(x, (double)b));
+        ck_assert_uint_eq(lo, (uint64_t)gpursa_fp_q(x, b));
     }
 }
 END_TEST
