@@ -793,11 +793,21 @@ GPURSA_COOP_FN void gpursa_fp_table_select(double *r, const double *table, uint3
  * 2^(32 H), fully reduced; d over all 32 H bits) on FP64 limbs. m52, one52
  * (R52 mod m), in52 (R52^2 / R mod m): the key's constants, F limbs each;
  * mp: -m^-1 mod 2^52. */
-GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *x, const uint32_t *d,
-                                  const uint32_t *m, uint32_t m0inv, const uint32_t *rrr,
+GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, const uint32_t *x,
+                                  const uint32_t *d, const uint32_t *m, uint32_t m0inv, const uint32_t *rrr,
                                   const uint64_t *m52, uint64_t mp52, const uint64_t *one52,
                                   const uint64_t *in52)
 {
+    /* Every lane of the warp comes here (gpursa_coop_item), and nothing in
+     * this function branches on an item's values: so the whole warp is
+     * reconverged once, and the shuffles and ballots name all 32 lanes,
+     * which spares each of them the check for a diverged warp. */
+    gpursa_coop_ctx cw = *item_c;
+    const gpursa_coop_ctx *c = &cw;
+#ifdef __CUDACC__
+    __syncwarp();
+    cw.mask = 0xffffffffu;
+#endif
     const int bits = 32 * CO_H, W = GPURSA_COOP_W;
     const uint64_t mp = mp52;
     double fm[FP_L], xf[FP_L], rf[FP_L], t[FP_L], sel[FP_L];

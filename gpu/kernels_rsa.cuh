@@ -501,7 +501,8 @@ static cudaError_t gpursa_coop_launch_sized(const gpursa_cuda_args *a, cudaStrea
     (void)load;
 #ifdef GPURSA_COOP_FP_LAUNCH
     /* Experiment switch: GPURSA_COOP_LANES=narrow|regular|wide|fp runs every
-     * load on one kernel, to compare them in one binary. */
+     * load on one kernel (wide: the 8-limb integer lanes), to compare them in
+     * one binary. */
     {
         static int force = -1;
         if (force < 0) {
@@ -512,7 +513,7 @@ static cudaError_t gpursa_coop_launch_sized(const gpursa_cuda_args *a, cudaStrea
         switch (force) {
         case 1: return GPURSA_COOP_NARROW_LAUNCH(a, s);
         case 2: return gpursa_coop_launch(a, s);
-        case 3: return GPURSA_COOP_WIDE_LAUNCH(a, s);
+        case 3: return GPURSA_COOP_INT_WIDE_LAUNCH(a, s);
         case 4: return GPURSA_COOP_FP_LAUNCH(a, s);
         default: break;
         }

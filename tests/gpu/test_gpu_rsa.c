@@ -439,7 +439,7 @@ START_TEST(test_backend_batch_mixed_keys)
     int cuda = getenv("GPURSA_TEST_BACKEND") && strcmp(getenv("GPURSA_TEST_BACKEND"), "cuda") == 0;
     size_t n = cuda ? 300 : (_i / 5 < 2 ? 24 : 9);
     /* RSA-2048 COOP has three kernels by batch size: 2 limbs per lane up to
-     * 1,024 items, 4 up to 2,048, 8 above */
+     * 1,024 items, 4 up to 2,048, FP64 limbs above */
     if (cuda && _i / 5 == 1 && vs[_i % 5] == GPURSA_VARIANT_COOP) {
         run_backend_batch(1, GPURSA_VARIANT_COOP, 1500);
         n = 2600;
