@@ -242,14 +242,14 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
         return rc;
     }
     /* Under MPS other processes use the device too, unseen from here: said
-     * in the description, and the RSA-2048 launcher then never takes its
-     * narrowest (2-limb) lanes, however light this process's own load. 16
-     * processes under MPS kept an H100 at 100 % and 460-515 W running those
-     * lanes; the 4-limb ones did the same signatures at 15-17 % less power
-     * and, once the host kept up, 4.7 % faster (8-limb lanes for every
-     * batch were slower: each lone batch takes 7.2 ms; bench/RESULTS.md,
-     * fourth session). A driver that does not know the attribute answers an
-     * error: not shared. */
+     * in the description, and the RSA-2048 launcher then runs its FP64-limb
+     * kernel for every load, however light this process's own. 16
+     * processes under MPS kept an H100 at 100 % and 460-515 W running the
+     * narrowest (2-limb) lanes; the 4-limb ones did the same signatures at
+     * 15-17 % less power and 4.7 % faster (fourth session), and the FP64
+     * ones 10 % faster again (sixth session; 8-limb integer lanes were
+     * slower: each lone batch takes 7.2 ms; bench/RESULTS.md). A driver that
+     * does not know the attribute answers an error: not shared. */
     {
         int mps = 0;
         if (cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled, index) != cudaSuccess) {

@@ -3,7 +3,7 @@
 /* COOP: 4 limbs per lane, 8 lanes per CRT half, 16 per item; loads (items in
  * flight on the device) of up to 1,024 items go to the 2-limb kernel
  * (kernels_2048n.cu), loads of more than 2,048 to the FP64-limb one
- * (kernels_2048f.cu: 20 % more operations a second than the 8-limb integer
+ * (kernels_2048f.cu: 36 % more operations a second than the 8-limb integer
  * kernel of kernels_2048w.cu at 8,192 items on an H100, bench/RESULTS.md) */
 #define GPURSA_COOP_H 32
 #define GPURSA_COOP_L 4
@@ -11,6 +11,11 @@
 #define GPURSA_COOP_NARROW_LAUNCH gpursa_cuda_launch_2048_narrow
 #define GPURSA_COOP_WIDE_ABOVE 2048
 #define GPURSA_COOP_WIDE_LAUNCH gpursa_cuda_launch_2048_fp
+/* Under MPS the other processes' load is unseen, and 16 processes each
+ * running ~100-item batches kept the GPU busier with the FP64 kernel than
+ * with the 4-limb one (513,000-516,000 against 460,000-469,000 sign/s on an
+ * H100, bench/RESULTS.md) */
+#define GPURSA_COOP_SHARED_LAUNCH gpursa_cuda_launch_2048_fp
 /* for the GPURSA_COOP_LANES experiment switch */
 #define GPURSA_COOP_FP_LAUNCH gpursa_cuda_launch_2048_fp
 #define GPURSA_COOP_INT_WIDE_LAUNCH gpursa_cuda_launch_2048_wide

@@ -12,15 +12,24 @@
 /* ---- 2T threads per item (COOP, gpursa_coop.h) ----------------------------------------- */
 
 /* Registers are few (every number is L limbs a thread), so the block and
- * occupancy are left to the compiler's choice at 256 threads. */
-static __global__ void __launch_bounds__(256) gpursa_coop_kernel(gpursa_coop_args a)
+ * occupancy are left to the compiler's choice at 256 threads, unless the
+ * including file sets GPURSA_COOP_THREADS and GPURSA_COOP_MIN_BLOCKS. */
+#ifndef GPURSA_COOP_THREADS
+#define GPURSA_COOP_THREADS 256
+#endif
+#ifdef GPURSA_COOP_MIN_BLOCKS
+#define GPURSA_COOP_BOUNDS __launch_bounds__(GPURSA_COOP_THREADS, GPURSA_COOP_MIN_BLOCKS)
+#else
+#define GPURSA_COOP_BOUNDS __launch_bounds__(GPURSA_COOP_THREADS)
+#endif
+static __global__ void GPURSA_COOP_BOUNDS gpursa_coop_kernel(gpursa_coop_args a)
 {
     gpursa_coop_item(&a, blockIdx.x * blockDim.x + threadIdx.x);
 }
 
 static cudaError_t gpursa_coop_launch(const gpursa_cuda_args *a, cudaStream_t s)
 {
-    const unsigned threads = 256;
+    const unsigned threads = GPURSA_COOP_THREADS;
     uint64_t lanes = (uint64_t)GPURSA_COOP_LANES * a->count;
     gpursa_coop_args ca;
     if (a->count == 0)

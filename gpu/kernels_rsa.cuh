@@ -491,7 +491,9 @@ gpursa_fx2_kernel(gpursa_cuda_args a)
 
 /* COOP of this size; with GPURSA_COOP_NARROW_UPTO / _WIDE_ABOVE set, a
  * lighter / heavier load runs the narrower / wider-lane kernel of another
- * file (GPURSA_COOP_NARROW_LAUNCH / _WIDE_LAUNCH). The load, not the batch:
+ * file (GPURSA_COOP_NARROW_LAUNCH / _WIDE_LAUNCH), and with
+ * GPURSA_COOP_SHARED_LAUNCH a device shared with other processes (MPS) runs
+ * that kernel for every load. The load, not the batch:
  * narrow lanes finish a lone batch sooner but cost more GPU time per item,
  * which is what counts once this process's batches in flight fill the
  * device. */
@@ -518,6 +520,10 @@ static cudaError_t gpursa_coop_launch_sized(const gpursa_cuda_args *a, cudaStrea
         default: break;
         }
     }
+#endif
+#ifdef GPURSA_COOP_SHARED_LAUNCH
+    if (a->shared)
+        return GPURSA_COOP_SHARED_LAUNCH(a, s);
 #endif
 #ifdef GPURSA_COOP_NARROW_UPTO
     if (load <= GPURSA_COOP_NARROW_UPTO && !a->shared)
