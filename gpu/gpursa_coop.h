@@ -501,9 +501,10 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  * FP64 operations and two 64-bit integer adds.
  *
  * With GPURSA_COOP_FP the item's two secret exponentiations run here (the
- * rest of the operation stays in 32-bit limbs: it is 2 % of the work). A
- * half-length number is F = GPURSA_FP_LIMBS(H) limbs of 52 bits, FL per lane
- * (lane k: limbs k FL .. k FL + FL - 1), each limb a double < 2^52.
+ * rest of the operation stays in 32-bit limbs: about 50 of its 1,330
+ * multiplications). A half-length number is F = GPURSA_FP_LIMBS(H) limbs
+ * of 52 bits, FL per lane (lane k: limbs k FL .. k FL + FL - 1), each limb
+ * a double < 2^52.
  * Montgomery multiplication with R52 = 2^(52 F) is the CIOS loop of
  * gpursa_coop_mont over 64-bit column sums: per limb b_j, the lanes add the
  * halves of a_l b_j and m_l q into columns l and l + 1 (column FL is the
@@ -518,7 +519,9 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  * the fully reduced x^d (at most m, and m only for x = 0 mod m).
  *
  * Constant time as the 32-bit path: control flow and the limbs' positions
- * are public; the table is read whole. The host emulation computes the same
+ * are public; the table is read whole; the FP64 operations' operands are
+ * integers (never subnormal) and the GPU's FP64 pipe takes the same time
+ * for any of them. The host emulation computes the same
  * limb products with 128-bit integers (tests/gpu/test_gpu_coop.c checks the
  * device's FMA form against them as well).
  */
@@ -542,28 +545,6 @@ GPURSA_COOP_FN void gpursa_fp_prod(double a, double b, uint64_t *hi, uint64_t *l
     *hi = gpursa_fp_bits(h) - 0x4670000000000000ull;   /* the bits of 2^104 */
     *lo = gpursa_fp_bits(l) - 0x4330000000000000ull;   /* the bits of 2^52 */
 }
-/* an integer below 2^52 as a double: its bits under the exponent of 2^52,
- * less 2^52 */
-GPURSA_COOP_FN double gpursa_fp_u52(uint64_t v)
-{
-    return __dsub_rn(gpursa_fp_from_bits(v | 0x4330000000000000ull), 0x1p52);
-}
-#ifdef GPURSA_FP_Q_FMA
-/* x m' mod 2^52, as a double (x: the low 52 bits of a column) */
-GPURSA_COOP_FN double gpursa_fp_q(uint64_t x, uint64_t mpi)
-{
-    double u = gpursa_fp_u52(x & GPURSA_FP_M52), mp = gpursa_fp_u52(mpi);
-    double h = __fma_rz(u, mp, 0x1p104);
-    return __dsub_rn(__fma_rn(u, mp, __dsub_rn(0x1p104 + 0x1p52, h)), 0x1p52);
-}
-#else
-/* x m' mod 2^52 (x: a column), as a double; the integer multiply's chain
- * is shorter than the FP64 form, and q is on the critical path of every step */
-GPURSA_COOP_FN double gpursa_fp_q(uint64_t x, uint64_t mp)
-{
-    return gpursa_fp_u52((x * mp) & GPURSA_FP_M52);
-}
-#endif
 #else
 #include <string.h>
 GPURSA_COOP_FN uint64_t gpursa_fp_bits(double x)
@@ -584,15 +565,22 @@ GPURSA_COOP_FN void gpursa_fp_prod(double a, double b, uint64_t *hi, uint64_t *l
     *hi = (uint64_t)(p >> 52);
     *lo = (uint64_t)p & GPURSA_FP_M52;
 }
+#endif
+
+/* an integer below 2^52 as a double: its bits under the exponent of 2^52,
+ * less 2^52 (exact; a conversion instruction is slower) */
 GPURSA_COOP_FN double gpursa_fp_u52(uint64_t v)
 {
     return gpursa_fp_from_bits(v | 0x4330000000000000ull) - 0x1p52;
 }
+
+/* q = x m' mod 2^52 (x: a column), as a double. By an integer multiply:
+ * its chain is shorter than the FP64 product's, and q is on the critical
+ * path of every step (the FP64 form measured no faster, bench/RESULTS.md) */
 GPURSA_COOP_FN double gpursa_fp_q(uint64_t x, uint64_t mp)
 {
     return gpursa_fp_u52((x * mp) & GPURSA_FP_M52);
 }
-#endif
 
 GPURSA_COOP_FN uint64_t gpursa_fp_shfl64(const gpursa_coop_ctx *c, uint64_t v, int src)
 {
@@ -654,36 +642,6 @@ GPURSA_COOP_FN void gpursa_fp_mul(const gpursa_coop_ctx *c, double *r, const dou
     GPURSA_COOP_UNROLL
     for (int l = 0; l <= FP_L; l++)
         acc[l] = 0;
-#ifdef GPURSA_FP_COLSUM
-    /* each new column summed at once from its old value and the four
-     * halves it receives (the compiler takes their exponent bits off
-     * together) */
-    GPURSA_COOP_ROLLED
-    for (int i0 = 0; i0 < CO_T; i0++) {
-        GPURSA_COOP_UNROLL
-        for (int j = 0; j < FP_L; j++) {
-            uint64_t ha[FP_L], la[FP_L], hm[FP_L], lm[FP_L], c0, down, carry;
-            double bj = gpursa_fp_shfl(c, b[j], c->gbase + i0), q;
-            gpursa_fp_prod(a[0], bj, &ha[0], &la[0]);
-            c0 = acc[0] + la[0];
-            q = gpursa_fp_shfl(c, gpursa_fp_q(c0, mp), c->gbase);
-            GPURSA_COOP_UNROLL
-            for (int l = 1; l < FP_L; l++)
-                gpursa_fp_prod(a[l], bj, &ha[l], &la[l]);
-            GPURSA_COOP_UNROLL
-            for (int l = 0; l < FP_L; l++)
-                gpursa_fp_prod(m[l], q, &hm[l], &lm[l]);
-            c0 += lm[0];
-            down = gpursa_fp_shfl64(c, c0, top ? c->lane : c->lane + 1);
-            down = top ? 0 : down;
-            carry = c->k == 0 ? c0 >> 52 : 0;
-            GPURSA_COOP_UNROLL
-            for (int l = 0; l < FP_L - 1; l++)
-                acc[l] = acc[l + 1] + la[l + 1] + lm[l + 1] + ha[l] + hm[l] + (l == 0 ? carry : 0);
-            acc[FP_L - 1] = ha[FP_L - 1] + hm[FP_L - 1] + down;
-        }
-    }
-#else
     GPURSA_COOP_ROLLED
     for (int i0 = 0; i0 < CO_T; i0++) {
         GPURSA_COOP_UNROLL
@@ -715,7 +673,6 @@ GPURSA_COOP_FN void gpursa_fp_mul(const gpursa_coop_ctx *c, double *r, const dou
             acc[FP_L] = 0;
         }
     }
-#endif
     gpursa_fp_settle(c, r, acc);
 }
 
