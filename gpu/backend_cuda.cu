@@ -32,7 +32,6 @@ struct gpursa_gpu_device {
     int index;
     gpursa_variant variant;                  /* asked for, or the 2048-bit choice of AUTO */
     gpursa_variant by_size[4];               /* per modulus size (1024, 2048, 3072, 4096) */
-    uint32_t coop_upto[4];                   /* AUTO: batches of at most this many items run COOP */
     int cc_major, cc_minor;
     int sm_count;
     int shared;                              /* contexts on it are shared through MPS */
@@ -179,25 +178,21 @@ static int gpursa_cuda_size_index(int bits)
 
 /* The variant a device runs for one modulus size when the caller leaves it
  * to us: the two-pass algorithm where the multiplier is 16 bits wide (before
- * sm_70); on Hopper what measured fastest there (bench/RESULTS.md, "COOP"):
- * COOP for 3072 and 4096 (lower latency at every batch size and the higher
- * peak), FAST for 2048 with COOP for batches up to *coop_upto items (its
- * 4.6 ms kernel up to 2,048 items against FAST's 16 ms, and its 8-limb
- * kernel above, ahead of FAST up to 16,384 items), FAST for 1024 (faster at
- * every size there); the row-oriented carry chains elsewhere (COOP not
- * measured on those GPUs). */
-static gpursa_variant gpursa_cuda_auto_variant(int major, int bits, uint32_t *coop_upto)
+ * sm_70); on Hopper what measured fastest there (bench/RESULTS.md, "COOP"
+ * and the sixth session): COOP for 2048, 3072 and 4096 (lower latency at
+ * every batch size and the higher peak; at 2048 its FP64-limb kernel runs
+ * every load above 2,048 items and beat FAST at every batch size measured,
+ * up to 65,536 items: 826,000-835,000 against 688,000-689,000 ops/s),
+ * FAST for 1024 (faster at every size there); the row-oriented carry chains
+ * elsewhere (COOP not measured on those GPUs). */
+static gpursa_variant gpursa_cuda_auto_variant(int major, int bits)
 {
-    *coop_upto = 0;
     if (major < 7)
         return GPURSA_VARIANT_XMAD;
-    if (major >= 9 && bits >= 3072 && gpursa_cuda_has(bits, GPURSA_VARIANT_COOP))
+    if (major >= 9 && bits >= 2048 && gpursa_cuda_has(bits, GPURSA_VARIANT_COOP))
         return GPURSA_VARIANT_COOP;
-    if (major >= 9 && bits <= 2048 && gpursa_cuda_has(bits, GPURSA_VARIANT_FAST)) {
-        if (bits == 2048 && gpursa_cuda_has(bits, GPURSA_VARIANT_COOP))
-            *coop_upto = 16384;
+    if (major >= 9 && bits <= 2048 && gpursa_cuda_has(bits, GPURSA_VARIANT_FAST))
         return GPURSA_VARIANT_FAST;
-    }
     return GPURSA_VARIANT_IMAD;
 }
 
@@ -262,9 +257,8 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
         static const int sizes[4] = {1024, 2048, 3072, 4096};
         int i;
         for (i = 0; i < 4; i++) {
-            dev->coop_upto[i] = 0;
             dev->by_size[i] = variant == GPURSA_VARIANT_AUTO
-                                  ? gpursa_cuda_auto_variant(prop.major, sizes[i], &dev->coop_upto[i])
+                                  ? gpursa_cuda_auto_variant(prop.major, sizes[i])
                                   : variant;
         }
     }
@@ -277,11 +271,8 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
      * query loads it. */
     {
         static const int sizes[4] = {1024, 2048, 3072, 4096};
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < 4; i++)
             (void)gpursa_cuda_kernel_regs(sizes[i], dev->by_size[i]);
-            if (dev->coop_upto[i] || dev->by_size[i] == GPURSA_VARIANT_COOP)
-                (void)gpursa_cuda_kernel_regs(sizes[i], GPURSA_VARIANT_COOP);
-        }
         (void)gpursa_cuda_regs_2048_narrow();
         (void)gpursa_cuda_regs_2048_wide();
         (void)gpursa_cuda_regs_2048_fp();
@@ -291,11 +282,11 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
         return GPURSA_GPU_ERR_UNSUPPORTED;
     }
     snprintf(dev->desc, sizeof(dev->desc),
-             "cuda:%d %s (sm_%d%d, %d SMs, %.0f MiB), variant %s/%s%s/%s/%s for 1024/2048/3072/4096%s, "
+             "cuda:%d %s (sm_%d%d, %d SMs, %.0f MiB), variant %s/%s/%s/%s for 1024/2048/3072/4096%s, "
              "%d registers (RSA-2048)%s",
              index, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
              prop.totalGlobalMem / 1048576.0, gpursa_variant_name(dev->by_size[0]),
-             gpursa_variant_name(dev->by_size[1]), dev->coop_upto[1] ? " (coop up to 16384 items)" : "",
+             gpursa_variant_name(dev->by_size[1]),
              gpursa_variant_name(dev->by_size[2]), gpursa_variant_name(dev->by_size[3]),
              gpursa_cuda_fast_chains() ? " (fast: carry chains)" : "",
              gpursa_cuda_kernel_regs(2048, dev->variant),
@@ -619,7 +610,7 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
         uint32_t busy = __atomic_load_n(&dev->inflight[si], __ATOMIC_RELAXED);
         a.load = busy + (uint32_t)n;
         a.shared = (uint32_t)dev->shared;
-        gpursa_variant v = (uint32_t)n <= dev->coop_upto[si] ? GPURSA_VARIANT_COOP : dev->by_size[si];
+        gpursa_variant v = dev->by_size[si];
         switch (b->bits) {
         case 1024: e = gpursa_cuda_launch_1024(v, &a, b->stream); break;
         case 2048: e = gpursa_cuda_launch_2048(v, &a, b->stream); break;
