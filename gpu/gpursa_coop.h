@@ -559,9 +559,10 @@ GPURSA_COOP_FN double gpursa_fp_from_bits(uint64_t v)
     memcpy(&x, &v, sizeof(x));
     return x;
 }
+GPURSA_COOP_FN uint64_t gpursa_fp_d2u52(double x);
 GPURSA_COOP_FN void gpursa_fp_prod(double a, double b, uint64_t *hi, uint64_t *lo)
 {
-    unsigned __int128 p = (unsigned __int128)(uint64_t)a * (uint64_t)b;
+    unsigned __int128 p = (unsigned __int128)gpursa_fp_d2u52(a) * gpursa_fp_d2u52(b);
     *hi = (uint64_t)(p >> 52);
     *lo = (uint64_t)p & GPURSA_FP_M52;
 }
@@ -572,6 +573,14 @@ GPURSA_COOP_FN void gpursa_fp_prod(double a, double b, uint64_t *hi, uint64_t *l
 GPURSA_COOP_FN double gpursa_fp_u52(uint64_t v)
 {
     return gpursa_fp_from_bits(v | 0x4330000000000000ull) - 0x1p52;
+}
+
+/* ... and back (x an integer below 2^52). Not a conversion instruction:
+ * on x86-64 a double-to-uint64 conversion branches on the value, which the
+ * host emulation must not do with secrets (test_gpu_coop_ct). */
+GPURSA_COOP_FN uint64_t gpursa_fp_d2u52(double x)
+{
+    return gpursa_fp_bits(x + 0x1p52) - 0x4330000000000000ull;
 }
 
 /* q = x m' mod 2^52 (x: a column), as a double. By an integer multiply:
@@ -709,7 +718,7 @@ GPURSA_COOP_FN void gpursa_fp_to32(const gpursa_coop_ctx *c, uint32_t *r, const 
         r[l] = 0;
     GPURSA_COOP_UNROLL
     for (int i = 0; i < FP_F; i++) {
-        uint64_t limb = gpursa_fp_shfl64(c, (uint64_t)f[i % FP_L], c->gbase + i / FP_L);
+        uint64_t limb = gpursa_fp_shfl64(c, gpursa_fp_d2u52(f[i % FP_L]), c->gbase + i / FP_L);
         GPURSA_COOP_UNROLL
         for (int l = 0; l < CO_L; l++) {
             int o = 52 * i - 32 * (c->k * CO_L + l);         /* limb's bit 0 in word */

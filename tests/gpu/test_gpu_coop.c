@@ -42,6 +42,13 @@
 /* The 2T lanes of one item (the threads its shuffles and ballots name) are
  * 2T coroutines run round-robin; slots are indexed by lane in the warp. */
 #define EMU_N GPURSA_COOP_LANES
+#ifdef GPURSA_COOP_CT
+/* tells memcheck that a coroutine's stack is a stack (test_ct) */
+#include <valgrind/memcheck.h>
+#define EMU_STACK_REGISTER(lo, hi) ((void)VALGRIND_STACK_REGISTER((lo), (hi)))
+#else
+#define EMU_STACK_REGISTER(lo, hi) ((void)0)
+#endif
 static ucontext_t emu_main, emu_ctx[EMU_N];
 static char *emu_stack[EMU_N];
 static int emu_cur;                      /* the coroutine running now */
@@ -97,9 +104,11 @@ static void emu_run_item(const gpursa_coop_args *a, uint32_t tid0)
     emu_tid0 = tid0;
     emu_done = 0;
     for (int i = 0; i < EMU_N; i++) {
-        if (emu_stack[i] == NULL)
+        if (emu_stack[i] == NULL) {
             emu_stack[i] = malloc(1 << 16);
-        ck_assert_ptr_nonnull(emu_stack[i]);
+            ck_assert_ptr_nonnull(emu_stack[i]);
+            EMU_STACK_REGISTER(emu_stack[i], emu_stack[i] + (1 << 16));
+        }
         emu_round[i] = 0;
         ck_assert_int_eq(getcontext(&emu_ctx[i]), 0);
         emu_ctx[i].uc_stack.ss_sp = emu_stack[i];
@@ -165,12 +174,10 @@ static void soa_get(mpz_t z, const uint32_t *soa, const batch *b, int item)
     gt_from_limbs(z, l, NL);
 }
 
-/* Run the batch as the launch would: whole warps, so up to a warp's worth of
- * threads past the last item run too (and must store nothing). */
-static void batch_run(batch *b)
+/* Run the first `threads` threads of the batch's launch. */
+static void batch_run_threads(batch *b, uint32_t threads)
 {
     gpursa_coop_args a;
-    uint32_t threads = ((uint32_t)b->count * GPURSA_COOP_LANES + 31) & ~31u;
     a.keys = b->keys;
     a.in = b->in;
     a.r = b->r;
@@ -182,6 +189,15 @@ static void batch_run(batch *b)
     for (uint32_t t0 = 0; t0 < threads; t0 += GPURSA_COOP_LANES)
         emu_run_item(&a, t0);
 }
+
+#ifndef GPURSA_COOP_CT
+/* Run the batch as the launch would: whole warps, so up to a warp's worth of
+ * threads past the last item run too (and must store nothing). */
+static void batch_run(batch *b)
+{
+    batch_run_threads(b, ((uint32_t)b->count * GPURSA_COOP_LANES + 31) & ~31u);
+}
+#endif
 
 /* ---- keys and inputs -------------------------------------------------------------------- */
 
@@ -198,6 +214,7 @@ static void keys_make(void)
     }
 }
 
+#ifndef GPURSA_COOP_CT
 static void make_input(mpz_t c, const gt_rsa_key *kk, int k)
 {
     switch (k) {
@@ -427,3 +444,113 @@ int main(void)
     }
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
+
+#else /* GPURSA_COOP_CT */
+
+/* Constant time, under valgrind memcheck (test_gpu_coop_ct.sh): the same
+ * emulated warp with the key's secrets (p, q, dp, dq, qinv and every
+ * constant derived from p and q, the 32-bit and the 52-bit ones) and the
+ * inputs and blinding factors marked undefined. Memcheck reports any branch
+ * or address that depends on them. Results are marked defined again before
+ * they are compared with GMP. Without valgrind it only checks the results. */
+#include <valgrind/memcheck.h>
+#define SECRET(p, len) VALGRIND_MAKE_MEM_UNDEFINED((p), (len))
+#define PUBLIC(p, len) VALGRIND_MAKE_MEM_DEFINED((p), (len))
+
+static void ct_mark_key_secret(gpursa_rsa_keydata *kd)
+{
+    SECRET(kd->p, sizeof(kd->p));
+    SECRET(kd->q, sizeof(kd->q));
+    SECRET(kd->dp, sizeof(kd->dp));
+    SECRET(kd->dq, sizeof(kd->dq));
+    SECRET(kd->qinv, sizeof(kd->qinv));
+    SECRET(kd->p_one, sizeof(kd->p_one));
+    SECRET(kd->q_one, sizeof(kd->q_one));
+    SECRET(kd->p_rrr, sizeof(kd->p_rrr));
+    SECRET(kd->q_rrr, sizeof(kd->q_rrr));
+    SECRET(&kd->p0inv, sizeof(kd->p0inv));
+    SECRET(&kd->q0inv, sizeof(kd->q0inv));
+    SECRET(kd->p52, sizeof(kd->p52));
+    SECRET(kd->q52, sizeof(kd->q52));
+    SECRET(kd->p_fone, sizeof(kd->p_fone));
+    SECRET(kd->q_fone, sizeof(kd->q_fone));
+    SECRET(kd->p_fin, sizeof(kd->p_fin));
+    SECRET(kd->q_fin, sizeof(kd->q_fin));
+    SECRET(&kd->p0inv52, sizeof(kd->p0inv52));
+    SECRET(&kd->q0inv52, sizeof(kd->q0inv52));
+}
+
+/* One item (its 2T lanes only: memcheck is ~50 times slower) of key _i
+ * (0: random primes, e = 65537; 2: p just above 2^(h-1), q just below 2^h). */
+START_TEST(test_ct)
+{
+    const int count = 1;
+    gpursa_rsa_keydata *priv[3];
+    batch b;
+    mpz_t c, r, rinv, want, got;
+
+    mpz_inits(c, r, rinv, want, got, NULL);
+    batch_init(&b, count);
+    for (int k = 0; k < 3; k++) {
+        priv[k] = malloc(sizeof(*priv[k]));
+        if (priv[k] == NULL)
+            abort();
+        memcpy(priv[k], kds[k], sizeof(*priv[k]));
+        ct_mark_key_secret(priv[k]);
+    }
+    for (int i = 0; i < count; i++) {
+        b.keys[i] = priv[_i];
+        mpz_urandomm(c, gt_rand, keys[_i].n);
+        ck_assert(gt_blind_pair(r, rinv, keys[_i].n, 0));
+        soa_set(b.in, &b, i, c);
+        soa_set(b.r, &b, i, r);
+        soa_set(b.rinv, &b, i, rinv);
+    }
+    SECRET(b.in, (size_t)NL * count * 4);
+    SECRET(b.r, (size_t)NL * count * 4);
+    SECRET(b.rinv, (size_t)NL * count * 4);
+    batch_run_threads(&b, GPURSA_COOP_LANES);
+    PUBLIC(b.out, (size_t)NL * count * 4);
+    PUBLIC(b.status, (size_t)count * 4);
+    PUBLIC(b.in, (size_t)NL * count * 4);
+    for (int i = 0; i < count; i++) {
+        soa_get(got, b.out, &b, i);
+        soa_get(c, b.in, &b, i);
+        mpz_powm(want, c, keys[_i].d, keys[_i].n);
+        ck_assert_msg(b.status[i] == GPURSA_ITEM_OK && mpz_cmp(got, want) == 0,
+                      "coop %d bits item %d: status %d", BITS, i, b.status[i]);
+    }
+    batch_free(&b);
+    for (int k = 0; k < 3; k++) {
+        gpursa_keyconv_cleanse(priv[k], sizeof(*priv[k]));
+        free(priv[k]);
+    }
+    mpz_clears(c, r, rinv, want, got, NULL);
+}
+END_TEST
+
+/* No fork: memcheck then follows the one process. */
+int main(void)
+{
+    gt_init();
+    keys_make();
+    Suite *s = suite_create("gpu_coop_ct");
+    TCase *tc = tcase_create("ct");
+    tcase_set_timeout(tc, 1200);
+    tcase_add_loop_test(tc, test_ct, 0, 1);
+    if (gt_random_cases(2) == 2)
+        tcase_add_loop_test(tc, test_ct, 2, 3);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    for (int k = 0; k < 3; k++) {
+        gpursa_keyconv_cleanse(kds[k], sizeof(*kds[k]));
+        free(kds[k]);
+        gt_rsa_key_free(&keys[k]);
+    }
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+#endif /* GPURSA_COOP_CT */

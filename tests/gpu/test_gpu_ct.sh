@@ -4,14 +4,15 @@
 # memory address that depends on a secret is a memcheck error, and
 # --error-exitcode turns it into a failure.  Skips (77) without valgrind.
 builddir="${GPURSA_TOP_BUILDDIR:-.}/tests/gpu"
-prog="$builddir/test_gpu_ct"
-[ -x "$prog" ] || prog=./test_gpu_ct
+name="${GPURSA_CT_PROG:-test_gpu_ct}"     # test_gpu_coop_ct.sh sets it
+prog="$builddir/$name"
+[ -x "$prog" ] || prog="./$name"
 VALGRIND="${VALGRIND:-valgrind}"
 if ! command -v "$VALGRIND" >/dev/null 2>&1; then
     echo "valgrind not found: skipping the constant-time test"
     exit 77
 fi
 # libtool may have left a wrapper script: run the real binary
-[ -x "$builddir/.libs/test_gpu_ct" ] && prog="$builddir/.libs/test_gpu_ct"
-[ -x "$builddir/.libs/lt-test_gpu_ct" ] && prog="$builddir/.libs/lt-test_gpu_ct"
+[ -x "$builddir/.libs/$name" ] && prog="$builddir/.libs/$name"
+[ -x "$builddir/.libs/lt-$name" ] && prog="$builddir/.libs/lt-$name"
 exec "$VALGRIND" -q --error-exitcode=1 --track-origins=yes "$prog" "$@"
