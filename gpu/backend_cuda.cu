@@ -766,6 +766,11 @@ static void gpursa_cuda_batch_times(const gpursa_gpu_batch *b, double *kernel_s,
     if (copy_out_s != NULL) *copy_out_s = b != NULL ? b->t_out : 0.0;
 }
 
+static int gpursa_cuda_device_shared(const gpursa_gpu_device *dev)
+{
+    return dev != NULL && dev->shared;
+}
+
 extern "C" const gpursa_gpu_backend_ops gpursa_cuda_backend_ops = {
     "cuda",
     gpursa_cuda_device_count,
@@ -780,4 +785,5 @@ extern "C" const gpursa_gpu_backend_ops gpursa_cuda_backend_ops = {
     gpursa_cuda_batch_poll,
     gpursa_cuda_batch_wait,
     gpursa_cuda_batch_times,
+    gpursa_cuda_device_shared,
 };

@@ -126,6 +126,9 @@ typedef struct gpursa_gpu_backend_ops {
      * (0 when the backend cannot tell). */
     void (*batch_times)(const gpursa_gpu_batch *batch, double *kernel_s,
                         double *copy_in_s, double *copy_out_s);
+    /* 1 if other processes run work on the device at the same time (NVIDIA
+     * MPS), unseen from this one; 0 if not. NULL: never shared. */
+    int (*device_shared)(const gpursa_gpu_device *dev);
 } gpursa_gpu_backend_ops;
 
 /* The built-in backends; cuda returns NULL when not built with CUDA. */

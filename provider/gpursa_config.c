@@ -129,6 +129,12 @@ int gpursa_config_set(GPURSA_PROV_CTX *ctx, gpursa_config *cfg,
         if ((i = config_enum(value, fb_names, 3)) < 0)
             return config_bad(ctx, key, value, origin, "auto, always or never");
         cfg->cpu_fallback = (gpursa_cpu_fallback)i;
+    } else if (strcmp(key, "device_batches") == 0) {
+        if (strcmp(value, "auto") == 0)
+            v = 0;
+        else if (!config_long(value, 1, GPURSA_MAX_DEVICE_BATCHES, &v))
+            return config_bad(ctx, key, value, origin, "auto or an integer in 1..16");
+        cfg->device_batches = (unsigned)v;
     } else if (strcmp(key, "log_level") == 0) {
         if (!config_long(value, 0, 3, &v))
             return config_bad(ctx, key, value, origin,
@@ -142,7 +148,7 @@ int gpursa_config_set(GPURSA_PROV_CTX *ctx, gpursa_config *cfg,
 
 static const char *const config_keys[] = {
     "backend", "devices", "max_batch", "min_gpu_batch", "max_wait_us",
-    "max_inflight", "log_level", "variant", "cpu_fallback"
+    "max_inflight", "log_level", "variant", "cpu_fallback", "device_batches"
 };
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
 

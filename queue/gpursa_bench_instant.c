@@ -356,6 +356,7 @@ static const gpursa_gpu_backend_ops gpursa_instant_ops = {
     gpursa_instant_poll,
     gpursa_instant_wait,
     gpursa_instant_times,
+    NULL,                               /* device_shared: never */
 };
 
 const gpursa_gpu_backend_ops *gpursa_bench_instant_backend(void)

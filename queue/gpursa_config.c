@@ -14,4 +14,6 @@ void gpursa_config_defaults(gpursa_config *cfg)
     cfg->log_level = 1;
     cfg->variant = GPURSA_VARIANT_AUTO;
     cfg->cpu_fallback = GPURSA_CPU_FALLBACK_AUTO;
+    cfg->device_batches = 0;      /* auto: GPURSA_MAX_DEVICE_BATCHES, or
+                                   * GPURSA_SHARED_DEVICE_BATCHES under MPS */
 }

@@ -815,6 +815,8 @@ static int gpursa_flush(gpursa_dev *d, int c)
         gpursa_cpu_pool_push(rt, &out);
         return 1;
     }
+    if (d->busy >= d->max_busy)
+        return 0;
     for (int i = 0; i < d->nslots; i++) {
         if (!d->slots[i].filled) {
             s = &d->slots[i];
@@ -838,6 +840,35 @@ static int gpursa_flush(gpursa_dev *d, int c)
     return 1;
 }
 
+/*
+ * How many batches may be in flight on the device (after each open; d->mu
+ * held or the dispatcher not yet running). device_batches = auto: every
+ * runner on a device of this process's own, so that consecutive batches
+ * overlap and a small one never waits for a runner; two on a device that
+ * other processes share through NVIDIA MPS. There the GPU runs every
+ * process's kernels side by side and is saturated by their sum, and what
+ * matters is how much work each kernel carries: a ~100-item RSA-2048 kernel
+ * uses the GPU far worse than a 500-item one (16 processes on an H100,
+ * 2 batches in flight each: 696,000 ops/s at 128 items a batch, 1,082,000
+ * at 512). With 16 batches in flight a process's deadline cuts its closed
+ * loop into ~110-item batches; with two, requests gather while both run and
+ * leave as one batch when one returns (openssl speed -multi 16 -async_jobs
+ * 960: 567,000 sign/s with 16, 741,000 with 4, 771,000 with 2;
+ * bench/RESULTS.md, seventh session).
+ */
+static void gpursa_dev_set_max_busy(gpursa_dev *d)
+{
+    const gpursa_gpu_backend_ops *ops = gpursa_dev_ops(d);
+    gpursa_queue *q = d->rt->q;
+    int shared = ops->device_shared != NULL && ops->device_shared(d->gd);
+    int want = q->cfg.device_batches != 0 ? (int)q->cfg.device_batches
+               : shared ? GPURSA_SHARED_DEVICE_BATCHES : d->nslots;
+
+    d->max_busy = want < d->nslots ? want : d->nslots;
+    gpursa_log_q(q, 2, "device %d: %s, %d batches in flight at most", d->index,
+                 shared ? "shared with other processes (MPS)" : "not shared", d->max_busy);
+}
+
 /* Closes and reopens a device that went down; no runner uses it now and
  * only this thread fills runners, so batches and keys can go without d->mu. */
 static void gpursa_dev_reopen(gpursa_dev *d)
@@ -859,6 +890,7 @@ static void gpursa_dev_reopen(gpursa_dev *d)
     pthread_mutex_lock(&d->mu);
     if (rc == GPURSA_GPU_OK) {
         d->gd = gd;
+        gpursa_dev_set_max_busy(d);
         d->down = 0;
         d->consecutive_errors = 0;
         atomic_fetch_add(&d->opens, 1);
@@ -1156,7 +1188,10 @@ int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nslots)
         }
         d->nslots++;
     }
-    if (d->nslots == 0 || pthread_create(&d->disp, NULL, gpursa_dispatcher, d) != 0)
+    if (d->nslots == 0)
+        goto fail;
+    gpursa_dev_set_max_busy(d);
+    if (pthread_create(&d->disp, NULL, gpursa_dispatcher, d) != 0)
         goto fail;
     return 1;
 fail:

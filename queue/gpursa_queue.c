@@ -416,7 +416,7 @@ static gpursa_qrt *gpursa_rt_start(gpursa_queue *q, unsigned gen)
      * nothing, and with max_wait_us 500 a busy process flushes 1,000-2,000
      * batches a second: eight runners were all busy at 10 % load on an H100
      * (bench/RESULTS.md). */
-    nslots = host ? 2 : 16;
+    nslots = host ? 2 : GPURSA_MAX_DEVICE_BATCHES;
     for (int i = 0; i < nidx; i++)
         if (gpursa_dev_start(rt, &rt->dev[rt->ndev], idx[i], nslots))
             rt->ndev++;

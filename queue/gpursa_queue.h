@@ -30,6 +30,12 @@ typedef enum {
     GPURSA_CPU_FALLBACK_NEVER = 2,  /* the device */
 } gpursa_cpu_fallback;
 
+/* Runner threads per GPU, hence the most batches in flight on one device. */
+#define GPURSA_MAX_DEVICE_BATCHES 16
+/* Batches in flight on a device that other processes share through MPS
+ * (device_batches = auto; gpursa_dispatch.c says why). */
+#define GPURSA_SHARED_DEVICE_BATCHES 2
+
 /* Configuration: the provider's openssl.cnf section, each overridable by GPURSA_<NAME>. */
 typedef struct {
     gpursa_cfg_backend backend;   /* backend = auto|cuda|host|cpu */
@@ -43,6 +49,8 @@ typedef struct {
     gpursa_cpu_fallback cpu_fallback; /* cpu_fallback = auto|always|never: where batches
                                    * below min_gpu_batch go (never: also no lone
                                    * request computes inline) */
+    unsigned device_batches;      /* device_batches = auto|1..16: batches in flight on
+                                   * each device (0 = auto: 16, 2 when shared via MPS) */
 } gpursa_config;
 
 void gpursa_config_defaults(gpursa_config *cfg);

@@ -157,6 +157,7 @@ struct gpursa_dev {
     int quit;                    /* under mu: the dispatcher exits */
     int nslots;
     int busy;                    /* slots filled */
+    int max_busy;                /* batches in flight at most (device_batches) */
     gpursa_slot *slots;
     /* failure handling */
     int down;                    /* no batches until reopened */

@@ -30,7 +30,7 @@ static const char *const stat_names[] = {
 static const char *const config_env[] = {
     "GPURSA_BACKEND", "GPURSA_DEVICES", "GPURSA_MAX_BATCH", "GPURSA_MIN_GPU_BATCH",
     "GPURSA_MAX_WAIT_US", "GPURSA_MAX_INFLIGHT", "GPURSA_LOG_LEVEL", "GPURSA_VARIANT",
-    "GPURSA_STATS", "GPURSA_CPU_FALLBACK",
+    "GPURSA_STATS", "GPURSA_CPU_FALLBACK", "GPURSA_DEVICE_BATCHES",
 };
 
 static void clear_config_env(void)
@@ -222,6 +222,9 @@ static const struct {
     { "GPURSA_LOG_LEVEL", "debug" },
     { "GPURSA_CPU_FALLBACK", "sometimes" },
     { "GPURSA_CPU_FALLBACK", "" },
+    { "GPURSA_DEVICE_BATCHES", "0" },
+    { "GPURSA_DEVICE_BATCHES", "17" },
+    { "GPURSA_DEVICE_BATCHES", "two" },
 };
 
 /* 1 if some queued error's data mentions both a and b; empties the queue. */
@@ -262,6 +265,7 @@ START_TEST(test_good_config_values_load)
         { "GPURSA_MAX_BATCH", "1048576" }, { "GPURSA_MIN_GPU_BATCH", "-1" },
         { "GPURSA_MAX_WAIT_US", "0" }, { "GPURSA_MAX_INFLIGHT", "1" },
         { "GPURSA_LOG_LEVEL", "0" }, { "GPURSA_VARIANT", "xmad" },
+        { "GPURSA_DEVICE_BATCHES", "16" },
     };
     OSSL_LIB_CTX *ctx = OSSL_LIB_CTX_new();
     OSSL_PROVIDER *prov;

@@ -166,6 +166,10 @@ static int fake_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items, size_t
     max = atomic_load(&fake.max_items);
     while (cur > max && !atomic_compare_exchange_weak(&fake.max_items, &max, cur))
         ;
+    cur = atomic_fetch_add(&fake.cur_batches, 1) + 1;
+    max = atomic_load(&fake.max_batches);
+    while (cur > max && !atomic_compare_exchange_weak(&fake.max_batches, &max, cur))
+        ;
     return GPURSA_GPU_OK;
 }
 
@@ -236,6 +240,7 @@ static int fake_batch_wait(gpursa_gpu_batch *b)
     for (uint64_t now = fake_now(); now < end; now = fake_now())
         usleep((useconds_t)((end - now) / 1000u) + 1);
     atomic_fetch_sub(&fake.cur_items, (int)b->n);
+    atomic_fetch_sub(&fake.cur_batches, 1);
     if (rc != GPURSA_GPU_OK) {
         for (size_t i = 0; i < b->n; i++)
             memset(b->items[i].out, 0, b->items[i].key->len);
@@ -258,6 +263,12 @@ static void fake_batch_times(const gpursa_gpu_batch *b, double *k, double *ci, d
     *k = *ci = *co = 0;
 }
 
+static int fake_device_shared(const gpursa_gpu_device *dev)
+{
+    (void)dev;
+    return fake.shared;
+}
+
 const gpursa_gpu_backend_ops fake_ops = {
     "fake",
     fake_device_count,
@@ -272,4 +283,5 @@ const gpursa_gpu_backend_ops fake_ops = {
     fake_batch_poll,
     fake_batch_wait,
     fake_batch_times,
+    fake_device_shared,
 };

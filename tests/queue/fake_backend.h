@@ -24,6 +24,7 @@ typedef struct {
     unsigned fault_permille;     /* an item comes back FAULT */
     int nop;                     /* no arithmetic: out = in, OK (overhead timing) */
     int refuse_keys;             /* key_upload answers UNSUPPORTED */
+    int shared;                  /* device_shared answers this (MPS) */
     atomic_int lost_next;        /* this many next batches fail with LOST */
     atomic_int open_fail;        /* this many next device_open calls fail */
     /* observations */
@@ -36,6 +37,8 @@ typedef struct {
     atomic_int failed_batches;
     atomic_int cur_items;        /* items submitted and not yet waited for */
     atomic_int max_items;        /* the most at once */
+    atomic_int cur_batches;      /* batches submitted and not yet waited for */
+    atomic_int max_batches;      /* the most at once */
     atomic_int keys_live;        /* uploaded and not freed */
     atomic_int nlog;
     int log[FAKE_MAX_LOG];       /* size of each completed batch, in order */

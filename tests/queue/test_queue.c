@@ -151,6 +151,8 @@ static gpursa_stats stats;
 /* Where small batches go in mkq's queues: the flush tests decide by size and
  * deadline alone, whatever else runs on the test machine. */
 static gpursa_cpu_fallback mkq_fallback = GPURSA_CPU_FALLBACK_ALWAYS;
+/* device_batches of mkq's queues (0: auto) */
+static unsigned mkq_device_batches;
 
 static gpursa_queue *mkq(const gpursa_gpu_backend_ops *ops, unsigned max_batch,
                          unsigned wait_us, int min_gpu, unsigned inflight)
@@ -165,6 +167,7 @@ static gpursa_queue *mkq(const gpursa_gpu_backend_ops *ops, unsigned max_batch,
     cfg.min_gpu_batch = min_gpu;
     cfg.max_inflight = inflight;
     cfg.cpu_fallback = mkq_fallback;
+    cfg.device_batches = mkq_device_batches;
     cfg.log_level = getenv("GPURSA_TEST_LOG") ? atoi(getenv("GPURSA_TEST_LOG")) : 0;
     memset(&stats, 0, sizeof(stats));
     ck_assert_int_eq(gpursa_queue_new(&cfg, &stats, ops, &q), 1);
@@ -602,6 +605,97 @@ START_TEST(test_small_batch_waits_for_company_while_device_runs)
     ck_assert_int_eq(fake.log[n0 + 1], 7);
     gpursa_queue_key_free(qk);
     gpursa_queue_free(q);
+}
+END_TEST
+
+/* Blocking threads that each pause 0-2 ms between operations: arrivals
+ * spread out, so a 0.1 ms deadline cuts them into small batches. */
+typedef struct {
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    tkey *k;
+    int ops;
+    unsigned seed;
+    atomic_long *bad;
+} paced_arg;
+
+static void *paced_worker(void *varg)
+{
+    paced_arg *a = varg;
+
+    for (int i = 0; i < a->ops; i++) {
+        usleep(rand_r(&a->seed) % 2000u);
+        if (!one_op(a->q, a->qk, a->k))
+            atomic_fetch_add(a->bad, 1);
+    }
+    return NULL;
+}
+
+/* 48 paced threads, 6 operations each, against a device that takes 20 ms a
+ * batch; returns the mean batch on the device. */
+static double run_paced_load(unsigned device_batches, int shared)
+{
+    enum { NTH = 48, OPS = 6 };
+    pthread_t th[NTH];
+    paced_arg a[NTH];
+    atomic_long bad = 0;
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    double mean;
+
+    fake_reset();
+    fake.shared = shared;
+    fake.batch_delay_us = 20000;
+    mkq_device_batches = device_batches;
+    q = mkq(&fake_ops, 1024, 100, 1, 4096);
+    mkq_device_batches = 0;
+    qk = mkkey(q, &keys[0]);
+    for (int i = 0; i < NTH; i++) {
+        a[i] = (paced_arg){ q, qk, &keys[0], OPS, (unsigned)i * 2654435761u + 1, &bad };
+        ck_assert_int_eq(pthread_create(&th[i], NULL, paced_worker, &a[i]), 0);
+    }
+    for (int i = 0; i < NTH; i++)
+        pthread_join(th[i], NULL);
+    dump_stats(shared ? "paced, shared device" : "paced");
+    ck_assert_int_eq(atomic_load(&bad), 0);
+    ck_assert_uint_eq(ops_total(), NTH * OPS);
+    ck_assert_int_gt(atomic_load(&fake.batches), 0);
+    mean = (double)atomic_load(&fake.items) / atomic_load(&fake.batches);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+    return mean;
+}
+
+/* device_batches = auto: a device of the process's own takes a batch at
+ * every deadline (many small ones in flight at once); a device shared
+ * through MPS runs two at most, and what arrives meanwhile leaves as one
+ * larger batch when one of them returns. */
+START_TEST(test_shared_device_keeps_two_batches_in_flight_and_they_grow)
+{
+    double own = run_paced_load(0, 0);
+    int own_max = atomic_load(&fake.max_batches);
+    double shared = run_paced_load(0, 1);
+    int shared_max = atomic_load(&fake.max_batches);
+
+    ck_assert_msg(own_max > 2, "a device of its own had only %d batches in flight", own_max);
+    ck_assert_int_le(shared_max, 2);
+    ck_assert_msg(shared >= 2 * own, "mean batch %.1f shared, %.1f on a device of its own",
+                  shared, own);
+}
+END_TEST
+
+/* device_batches set: that many batches in flight at most, shared or not. */
+START_TEST(test_device_batches_setting_caps_batches_in_flight)
+{
+    int max;
+
+    run_paced_load(1, 0);
+    max = atomic_load(&fake.max_batches);
+    ck_assert_int_eq(max, 1);
+    run_paced_load(3, 1);
+    max = atomic_load(&fake.max_batches);
+    ck_assert_int_le(max, 3);
+    ck_assert_int_ge(max, 2);
 }
 END_TEST
 
@@ -1391,6 +1485,8 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_backpressure_async_jobs_pause_and_retry);
     tcase_add_test(tc, test_crossover_small_batches_run_on_cpu_workers);
     tcase_add_test(tc, test_small_batch_waits_for_company_while_device_runs);
+    tcase_add_test(tc, test_shared_device_keeps_two_batches_in_flight_and_they_grow);
+    tcase_add_test(tc, test_device_batches_setting_caps_batches_in_flight);
     tcase_add_test(tc, test_blocking_callers_wait_when_a_batch_will_form);
     tcase_add_test(tc, test_crossover_measured_at_startup);
     tcase_add_test(tc, test_backend_cpu_means_no_queue);
