@@ -815,7 +815,7 @@ static int gpursa_flush(gpursa_dev *d, int c)
         gpursa_cpu_pool_push(rt, &out);
         return 1;
     }
-    if (d->busy >= d->max_busy)
+    if (d->busy >= d->max_busy && (d->full_batch == 0 || l->count < d->full_batch))
         return 0;
     for (int i = 0; i < d->nslots; i++) {
         if (!d->slots[i].filled) {
@@ -844,17 +844,23 @@ static int gpursa_flush(gpursa_dev *d, int c)
  * How many batches may be in flight on the device (after each open; d->mu
  * held or the dispatcher not yet running). device_batches = auto: every
  * runner on a device of this process's own, so that consecutive batches
- * overlap and a small one never waits for a runner; two on a device that
- * other processes share through NVIDIA MPS. There the GPU runs every
- * process's kernels side by side and is saturated by their sum, and what
- * matters is how much work each kernel carries: a ~100-item RSA-2048 kernel
- * uses the GPU far worse than a 500-item one (16 processes on an H100,
- * 2 batches in flight each: 696,000 ops/s at 128 items a batch, 1,082,000
- * at 512). With 16 batches in flight a process's deadline cuts its closed
- * loop into ~110-item batches; with two, requests gather while both run and
- * leave as one batch when one returns (openssl speed -multi 16 -async_jobs
- * 960: 567,000 sign/s with 16, 741,000 with 4, 771,000 with 2;
- * bench/RESULTS.md, seventh session).
+ * overlap and a small one never waits for a runner. On a device that other
+ * processes share through NVIDIA MPS, two, unless a batch is full: 512
+ * items, or max_batch if smaller. There the GPU runs every process's kernels side by side and is
+ * saturated by their sum, and what matters is how much work each kernel
+ * carries: a ~100-item RSA-2048 kernel uses the GPU far worse than a
+ * 500-item one (16 processes on an H100, 2 batches in flight each: 696,000
+ * ops/s at 128 items a batch, 1,082,000 at 512). With 16 batches in flight
+ * a process's deadline cut its closed loop into ~110-item batches; with
+ * two, requests gather while both run and leave as one batch when one
+ * returns (openssl speed -multi 16 -async_jobs 960: 551,000-580,000 sign/s
+ * with 16, 774,000 with 1, 775,000-785,000 with 2, 769,000 with 3;
+ * bench/RESULTS.md, seventh session). A batch of 512 or more is worth its
+ * own kernel, and a process with that much load must not be held to two:
+ * each runner blinds its own batch, and one process with 16 threads x 960
+ * jobs held to two batches (device_batches = 2, a device of its own) made
+ * 6,800-item batches at 252,000 sign/s against 700,000 with 16. An
+ * explicit device_batches is a plain limit.
  */
 static void gpursa_dev_set_max_busy(gpursa_dev *d)
 {
@@ -865,8 +871,13 @@ static void gpursa_dev_set_max_busy(gpursa_dev *d)
                : shared ? GPURSA_SHARED_DEVICE_BATCHES : d->nslots;
 
     d->max_busy = want < d->nslots ? want : d->nslots;
-    gpursa_log_q(q, 2, "device %d: %s, %d batches in flight at most", d->index,
-                 shared ? "shared with other processes (MPS)" : "not shared", d->max_busy);
+    d->full_batch = q->cfg.device_batches != 0 || !shared ? 0
+                    : q->cfg.max_batch < GPURSA_SHARED_FULL_BATCH ? q->cfg.max_batch
+                    : GPURSA_SHARED_FULL_BATCH;
+    gpursa_log_q(q, 2, "device %d: %s, %d batches in flight at most, %s", d->index,
+                 shared ? "shared with other processes (MPS)" : "not shared", d->max_busy,
+                 d->full_batch != 0 ? "unless a batch is full (512 items or max_batch)"
+                                    : "full batches too");
 }
 
 /* Closes and reopens a device that went down; no runner uses it now and

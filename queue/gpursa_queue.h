@@ -32,9 +32,11 @@ typedef enum {
 
 /* Runner threads per GPU, hence the most batches in flight on one device. */
 #define GPURSA_MAX_DEVICE_BATCHES 16
-/* Batches in flight on a device that other processes share through MPS
- * (device_batches = auto; gpursa_dispatch.c says why). */
+/* device_batches = auto on a device that other processes share through MPS:
+ * batches in flight, unless a batch is full, with GPURSA_SHARED_FULL_BATCH
+ * items (or max_batch if fewer) (gpursa_dispatch.c says why). */
 #define GPURSA_SHARED_DEVICE_BATCHES 2
+#define GPURSA_SHARED_FULL_BATCH 512
 
 /* Configuration: the provider's openssl.cnf section, each overridable by GPURSA_<NAME>. */
 typedef struct {
@@ -50,7 +52,8 @@ typedef struct {
                                    * below min_gpu_batch go (never: also no lone
                                    * request computes inline) */
     unsigned device_batches;      /* device_batches = auto|1..16: batches in flight on
-                                   * each device (0 = auto: 16, 2 when shared via MPS) */
+                                   * each device (0 = auto: 16; when shared through
+                                   * MPS, 2 unless a batch is full: 512 items) */
 } gpursa_config;
 
 void gpursa_config_defaults(gpursa_config *cfg);

@@ -158,6 +158,7 @@ struct gpursa_dev {
     int nslots;
     int busy;                    /* slots filled */
     int max_busy;                /* batches in flight at most (device_batches) */
+    size_t full_batch;           /* ... unless a batch has this many items (0: no exception) */
     gpursa_slot *slots;
     /* failure handling */
     int down;                    /* no batches until reopened */

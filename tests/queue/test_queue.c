@@ -684,6 +684,41 @@ START_TEST(test_shared_device_keeps_two_batches_in_flight_and_they_grow)
 }
 END_TEST
 
+/* device_batches = auto on a shared device: a full batch (512 items, or
+ * max_batch if fewer) goes at once, however many are in flight; an explicit
+ * device_batches = 2 holds it back. 48 blocking threads against batches of
+ * at most 8 that take 20 ms each. */
+static int run_full_batches(unsigned device_batches)
+{
+    tkey *k = &keys[0];
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+
+    fake_reset();
+    fake.shared = 1;
+    fake.batch_delay_us = 20000;
+    mkq_device_batches = device_batches;
+    q = mkq(&fake_ops, 8, 100, 1, 4096);
+    mkq_device_batches = 0;
+    qk = mkkey(q, k);
+    ck_assert_int_eq(run_threads(q, &qk, &k, 1, 48, 4), 0);
+    ck_assert_uint_eq(ops_total(), 48 * 4);
+    dump_stats("full batches");
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+    return atomic_load(&fake.max_batches);
+}
+
+START_TEST(test_shared_device_sends_full_batches_at_once)
+{
+    int max = run_full_batches(0);
+
+    ck_assert_int_ge(max, 3);
+    max = run_full_batches(2);
+    ck_assert_int_le(max, 2);
+}
+END_TEST
+
 /* device_batches set: that many batches in flight at most, shared or not. */
 START_TEST(test_device_batches_setting_caps_batches_in_flight)
 {
@@ -1487,6 +1522,7 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_small_batch_waits_for_company_while_device_runs);
     tcase_add_test(tc, test_shared_device_keeps_two_batches_in_flight_and_they_grow);
     tcase_add_test(tc, test_device_batches_setting_caps_batches_in_flight);
+    tcase_add_test(tc, test_shared_device_sends_full_batches_at_once);
     tcase_add_test(tc, test_blocking_callers_wait_when_a_batch_will_form);
     tcase_add_test(tc, test_crossover_measured_at_startup);
     tcase_add_test(tc, test_backend_cpu_means_no_queue);
