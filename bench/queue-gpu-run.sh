@@ -18,6 +18,7 @@
 #       one request in flight, gpursa against the default provider (same key)
 #   (e) closed-loop throughput against GPURSA_MAX_WAIT_US (QB_MAX_WAITS) with
 #       QB_MW_THREADS x QB_MW_JOBS in flight
+#   (a2) the default provider again (as (a)); the 25x target is judged against the higher
 #   (f) latency.png and maxwait.png (python3 + matplotlib; skipped with a message without)
 #   (g) summary.csv and the summary table, printed last
 # Every signature of the latency runs is verified with the default provider (--check) in
@@ -310,6 +311,17 @@ for mw in $max_waits; do
         "$(csv_get "$M" "mw$mw" peak p99_us)" "$(paths "$M" "mw$mw" peak)"
 done
 
+# ---- (a2) the default provider again: one host's figure moves by 10-20 % from run to run,
+# so the target is judged against the higher of the two ---------------------------------------
+say "== (a2) default provider again, $procs processes"
+run_speed default_multi2 "$(step_limit $((2 * secs + 30)))" \
+    -elapsed -seconds "$secs" -multi "$procs" rsa2048
+def_multi2=$(speed_rate "$out/speed_default_multi2.txt")
+row a2 "default provider (again)" "speed -multi $procs" "$def_multi2" "" "" ""
+def_ref=$def_multi
+[ -n "$def_multi2" ] && { [ -z "$def_ref" ] || awk -v a="$def_multi2" -v b="$def_ref" 'BEGIN { exit !(a > b) }'; } \
+    && def_ref=$def_multi2
+
 # ---- (f) plots ---------------------------------------------------------------------------------
 say "== (f) plots"
 if python3 -c 'import matplotlib' 2>/dev/null; then
@@ -378,7 +390,7 @@ best_all=$multi_mps
 for v in "$peak" "$multi_nomps"; do
     [ -n "$v" ] && { [ -z "$best_all" ] || awk -v a="$v" -v b="$best_all" 'BEGIN { exit !(a > b) }'; } && best_all=$v
 done
-x_all=$(ratio "$best_all" "$def_multi")
+x_all=$(ratio "$best_all" "$def_ref")
 p99_50=$(csv_get "$L" load load p99_us 0.5)
 p99_50_ms=$(awk -v v="$p99_50" 'BEGIN { if (v != "") printf "%.2f", v / 1000; else print "n/a" }')
 x_one=$(ratio "$(csv_prov "$L" inflight1 gpursa p50_us)" "$(csv_prov "$L" inflight1 default p50_us)")
@@ -398,7 +410,7 @@ row g "target: one in flight <= 1.2x default" "p50 ratio" "" "" "" "$x_one x ($(
         printf '%-4s %-34s %-38s %12s %10s %10s  %s\n' "$st" "$what" "$cfg" "$rate" "$p50" "$p99" "$note"
     done
     echo
-    echo "default provider, $procs processes: ${def_multi:-n/a} sign/s"
+    echo "default provider, $procs processes: ${def_multi:-n/a} sign/s, again at the end: ${def_multi2:-n/a} (the higher counts)"
     echo "all cores through gpursa: best ${best_all:-n/a} sign/s = $x_all x default (target 25x): $(verdict "$x_all" 25 '>=')"
     echo "  $procs processes without MPS: ${multi_nomps:-n/a}; with MPS: ${multi_mps:-n/a} (N=$multi_jobs); $mps_note"
     echo "  one process, $lt_threads threads x $lt_jobs ASYNC jobs (gpursa-latency): ${peak:-n/a}"
