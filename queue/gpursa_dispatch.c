@@ -815,7 +815,7 @@ static int gpursa_flush(gpursa_dev *d, int c)
         gpursa_cpu_pool_push(rt, &out);
         return 1;
     }
-    if (d->busy >= d->max_busy && (d->full_batch == 0 || l->count < d->full_batch))
+    if (d->busy >= d->max_busy && !(d->full_skips_cap && l->count >= d->full_batch))
         return 0;
     for (int i = 0; i < d->nslots; i++) {
         if (!d->slots[i].filled) {
@@ -841,26 +841,27 @@ static int gpursa_flush(gpursa_dev *d, int c)
 }
 
 /*
- * How many batches may be in flight on the device (after each open; d->mu
- * held or the dispatcher not yet running). device_batches = auto: every
- * runner on a device of this process's own, so that consecutive batches
- * overlap and a small one never waits for a runner. On a device that other
- * processes share through NVIDIA MPS, two, unless a batch is full: 512
- * items, or max_batch if smaller. There the GPU runs every process's kernels side by side and is
- * saturated by their sum, and what matters is how much work each kernel
- * carries: a ~100-item RSA-2048 kernel uses the GPU far worse than a
- * 500-item one (16 processes on an H100, 2 batches in flight each: 696,000
- * ops/s at 128 items a batch, 1,082,000 at 512). With 16 batches in flight
- * a process's deadline cut its closed loop into ~110-item batches; with
- * two, requests gather while both run and leave as one batch when one
- * returns (openssl speed -multi 16 -async_jobs 960: 551,000-580,000 sign/s
- * with 16, 774,000 with 1, 775,000-785,000 with 2, 769,000 with 3;
- * bench/RESULTS.md, seventh session). A batch of 512 or more is worth its
- * own kernel, and a process with that much load must not be held to two:
- * each runner blinds its own batch, and one process with 16 threads x 960
- * jobs held to two batches (device_batches = 2, a device of its own) made
- * 6,800-item batches at 252,000 sign/s against 700,000 with 16. An
- * explicit device_batches is a plain limit.
+ * When a batch is full and how many may be in flight on the device (after
+ * each open; d->mu held or the dispatcher not yet running). A batch of
+ * max_batch items is full. device_batches = auto: every runner on a device
+ * of this process's own, so that consecutive batches overlap and a small
+ * one never waits for a runner. On a device that other processes share
+ * through NVIDIA MPS: two, and a batch of 512 items is full (max_batch if
+ * smaller) and goes at once however many are in flight. There the GPU runs
+ * every process's kernels side by side and is saturated by their sum, and
+ * what matters is how much work each kernel carries: a ~100-item RSA-2048
+ * kernel uses the GPU far worse than a 500-item one (16 processes on an
+ * H100, 2 batches in flight each: 696,000 ops/s at 128 items a batch,
+ * 1,082,000 at 512). With 16 batches in flight a process's deadline cut its
+ * closed loop into ~110-item batches; with two, requests gather while both
+ * run and leave as one batch when one returns (openssl speed -multi 16
+ * -async_jobs 960: 551,000-580,000 sign/s with 16, 774,000 with 1,
+ * 775,000-789,000 with 2, 769,000 with 3; bench/RESULTS.md, seventh
+ * session). A process whose own load fills 512-item batches must not be held
+ * to two: each runner blinds its own batch, and one process with 16 threads
+ * x 960 jobs held to two (device_batches = 2, a device of its own) made
+ * 6,800-item batches at 252,000 sign/s against 700,000 with 16. An explicit
+ * device_batches is a plain limit, full batches included.
  */
 static void gpursa_dev_set_max_busy(gpursa_dev *d)
 {
@@ -871,13 +872,12 @@ static void gpursa_dev_set_max_busy(gpursa_dev *d)
                : shared ? GPURSA_SHARED_DEVICE_BATCHES : d->nslots;
 
     d->max_busy = want < d->nslots ? want : d->nslots;
-    d->full_batch = q->cfg.device_batches != 0 || !shared ? 0
-                    : q->cfg.max_batch < GPURSA_SHARED_FULL_BATCH ? q->cfg.max_batch
-                    : GPURSA_SHARED_FULL_BATCH;
-    gpursa_log_q(q, 2, "device %d: %s, %d batches in flight at most, %s", d->index,
-                 shared ? "shared with other processes (MPS)" : "not shared", d->max_busy,
-                 d->full_batch != 0 ? "unless a batch is full (512 items or max_batch)"
-                                    : "full batches too");
+    d->full_skips_cap = q->cfg.device_batches == 0 && shared;
+    d->full_batch = d->full_skips_cap && q->cfg.max_batch > GPURSA_SHARED_FULL_BATCH
+                    ? GPURSA_SHARED_FULL_BATCH : q->cfg.max_batch;
+    gpursa_log_q(q, 2, "device %d: %s; a batch of %zu is full; %d batches in flight at most%s",
+                 d->index, shared ? "shared with other processes (MPS)" : "not shared",
+                 d->full_batch, d->max_busy, d->full_skips_cap ? " but full ones" : "");
 }
 
 /* Closes and reopens a device that went down; no runner uses it now and
@@ -987,7 +987,6 @@ static void *gpursa_dispatcher(void *arg)
     gpursa_dev *d = arg;
     gpursa_qrt *rt = d->rt;
     uint64_t wait_ns = (uint64_t)rt->q->cfg.max_wait_us * 1000u;
-    size_t max_batch = rt->q->cfg.max_batch;
 
     gpursa_thread_name("gpursa-disp");
     pthread_mutex_lock(&d->mu);
@@ -1015,7 +1014,7 @@ static void *gpursa_dispatcher(void *arg)
 
                     if (l->head == NULL || tried[c])
                         continue;
-                    eligible = pass == 0 ? l->count >= max_batch
+                    eligible = pass == 0 ? l->count >= d->full_batch
                                          : gpursa_class_deadline(d, c, now, wait_ns) <= now;
                     if (eligible && l->head->t_enq_ns < oldest) {
                         best = c;
@@ -1142,7 +1141,7 @@ int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int mode)
     /* The dispatcher needs to hear of a new deadline, a full batch, or a
      * small batch held for company reaching the crossover. */
     xo = atomic_load(&d->xover[cls]);
-    if (l->count == 1 || l->count == d->rt->q->cfg.max_batch || (xo > 1 && l->count == (size_t)xo))
+    if (l->count == 1 || l->count == d->full_batch || (xo > 1 && l->count == (size_t)xo))
         pthread_cond_signal(&d->cond);
     pthread_mutex_unlock(&d->mu);
     return 1;

@@ -157,8 +157,9 @@ struct gpursa_dev {
     int quit;                    /* under mu: the dispatcher exits */
     int nslots;
     int busy;                    /* slots filled */
-    int max_busy;                /* batches in flight at most (device_batches) */
-    size_t full_batch;           /* ... unless a batch has this many items (0: no exception) */
+    size_t full_batch;           /* items that make a batch full: it goes at once */
+    int max_busy;                /* batches in flight at most (device_batches) ... */
+    int full_skips_cap;          /* ... but full ones (device_batches = auto, shared) */
     gpursa_slot *slots;
     /* failure handling */
     int down;                    /* no batches until reopened */

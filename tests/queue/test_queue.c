@@ -719,6 +719,42 @@ START_TEST(test_shared_device_sends_full_batches_at_once)
 }
 END_TEST
 
+/* On a shared device (device_batches = auto) a batch of 512 is full and
+ * goes at once, long before its deadline; on a device of its own 600
+ * requests wait for the deadline (2 s). Returns the seconds 600 async
+ * requests took. */
+static double seconds_for_600(int shared)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    uint64_t t0;
+    double dt;
+
+    fake_reset();
+    fake.nop = 1;
+    fake.shared = shared;
+    q = mkq(&fake_ops, 8192, 2000000, 1, 65536);
+    qk = mkkey(q, &keys[0]);
+    t0 = now_ns();
+    ck_assert_int_eq(run_async_fn(q, qk, &keys[0], 600, 1, nop_job_fn), 0);
+    dt = (double)(now_ns() - t0) * 1e-9;
+    ck_assert_uint_eq(ops_total(), 600);
+    ck_assert_int_gt(atomic_load(&fake.nlog), 0);
+    ck_assert_int_ge(fake.log[0], GPURSA_SHARED_FULL_BATCH);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+    return dt;
+}
+
+START_TEST(test_shared_device_batch_of_512_is_full)
+{
+    double shared = seconds_for_600(1), own = seconds_for_600(0);
+
+    ck_assert_msg(shared < 1.5, "a shared device's 512-item batch waited %.2f s", shared);
+    ck_assert_msg(own >= 1.9, "a private device's batch went after %.2f s, before its deadline", own);
+}
+END_TEST
+
 /* device_batches set: that many batches in flight at most, shared or not. */
 START_TEST(test_device_batches_setting_caps_batches_in_flight)
 {
@@ -1523,6 +1559,7 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_shared_device_keeps_two_batches_in_flight_and_they_grow);
     tcase_add_test(tc, test_device_batches_setting_caps_batches_in_flight);
     tcase_add_test(tc, test_shared_device_sends_full_batches_at_once);
+    tcase_add_test(tc, test_shared_device_batch_of_512_is_full);
     tcase_add_test(tc, test_blocking_callers_wait_when_a_batch_will_form);
     tcase_add_test(tc, test_crossover_measured_at_startup);
     tcase_add_test(tc, test_backend_cpu_means_no_queue);
