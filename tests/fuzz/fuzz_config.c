@@ -24,6 +24,7 @@
 static const char *const config_keys[] = {
     "backend", "devices", "max_batch", "min_gpu_batch", "max_wait_us", "max_inflight",
     "log_level", "variant", "cpu_fallback", "stats", "identity", "nonsense", "MAX_BATCH", "log-level",
+    "device_batches",
 };
 #define NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
 
@@ -33,7 +34,7 @@ static const char *const config_words[] = {
     " 1", "1 ", "0x10", "1e3", "99999999999999999999", "-99999999999999999999", "",
     "0,1", "0,,1", "1,", ",1", "7", "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20",
     "abc", "imad", "xmad", "fast", "coop", "always", "never", "AUTO", "Host", "yes", "no",
-    "true", "${ENV::HOME}",
+    "true", "${ENV::HOME}", "16", "17",
     "$nonsense", "\"quoted\"", "1;2", "%s%s%s%n",
 };
 #define NWORDS (sizeof(config_words) / sizeof(config_words[0]))
