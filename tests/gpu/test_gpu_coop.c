@@ -453,32 +453,7 @@ int main(void)
  * inputs and blinding factors marked undefined. Memcheck reports any branch
  * or address that depends on them. Results are marked defined again before
  * they are compared with GMP. Without valgrind it only checks the results. */
-#include <valgrind/memcheck.h>
-#define SECRET(p, len) VALGRIND_MAKE_MEM_UNDEFINED((p), (len))
-#define PUBLIC(p, len) VALGRIND_MAKE_MEM_DEFINED((p), (len))
-
-static void ct_mark_key_secret(gpursa_rsa_keydata *kd)
-{
-    SECRET(kd->p, sizeof(kd->p));
-    SECRET(kd->q, sizeof(kd->q));
-    SECRET(kd->dp, sizeof(kd->dp));
-    SECRET(kd->dq, sizeof(kd->dq));
-    SECRET(kd->qinv, sizeof(kd->qinv));
-    SECRET(kd->p_one, sizeof(kd->p_one));
-    SECRET(kd->q_one, sizeof(kd->q_one));
-    SECRET(kd->p_rrr, sizeof(kd->p_rrr));
-    SECRET(kd->q_rrr, sizeof(kd->q_rrr));
-    SECRET(&kd->p0inv, sizeof(kd->p0inv));
-    SECRET(&kd->q0inv, sizeof(kd->q0inv));
-    SECRET(kd->p52, sizeof(kd->p52));
-    SECRET(kd->q52, sizeof(kd->q52));
-    SECRET(kd->p_fone, sizeof(kd->p_fone));
-    SECRET(kd->q_fone, sizeof(kd->q_fone));
-    SECRET(kd->p_fin, sizeof(kd->p_fin));
-    SECRET(kd->q_fin, sizeof(kd->q_fin));
-    SECRET(&kd->p0inv52, sizeof(kd->p0inv52));
-    SECRET(&kd->q0inv52, sizeof(kd->q0inv52));
-}
+#include "tests/gpu/gpu_ct.h"
 
 /* One item (its 2T lanes only: memcheck is ~50 times slower) of key _i
  * (0: random primes, e = 65537; with GPURSA_CT_ALL_KEYS set also 2: p just
@@ -497,7 +472,7 @@ START_TEST(test_ct)
         if (priv[k] == NULL)
             abort();
         memcpy(priv[k], kds[k], sizeof(*priv[k]));
-        ct_mark_key_secret(priv[k]);
+        gt_mark_key_secret(priv[k]);
     }
     for (int i = 0; i < count; i++) {
         b.keys[i] = priv[_i];

@@ -16,13 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <valgrind/memcheck.h>
 #include "gpu/gpursa_keyconv.h"
 #include "gpu/gpursa_rsa_op.h"
+#include "tests/gpu/gpu_ct.h"
 #include "tests/gpu/gpu_testutil.h"
-
-#define SECRET(p, len) VALGRIND_MAKE_MEM_UNDEFINED((p), (len))
-#define PUBLIC(p, len) VALGRIND_MAKE_MEM_DEFINED((p), (len))
 
 static int failures;
 
@@ -32,21 +29,6 @@ static void expect(int ok, const char *what, int bits, int variant)
         fprintf(stderr, "FAIL %s %d bits %s\n", what, bits, gpursa_variant_name(variant));
         failures++;
     }
-}
-
-static void mark_key_secret(gpursa_rsa_keydata *kd)
-{
-    SECRET(kd->p, sizeof(kd->p));
-    SECRET(kd->q, sizeof(kd->q));
-    SECRET(kd->dp, sizeof(kd->dp));
-    SECRET(kd->dq, sizeof(kd->dq));
-    SECRET(kd->qinv, sizeof(kd->qinv));
-    SECRET(kd->p_one, sizeof(kd->p_one));
-    SECRET(kd->q_one, sizeof(kd->q_one));
-    SECRET(kd->p_rrr, sizeof(kd->p_rrr));
-    SECRET(kd->q_rrr, sizeof(kd->q_rrr));
-    SECRET(&kd->p0inv, sizeof(kd->p0inv));
-    SECRET(&kd->q0inv, sizeof(kd->q0inv));
 }
 
 /* The half-size exponentiation alone: base and exponent and modulus secret. */
@@ -64,7 +46,7 @@ static void ct_exp(gt_rsa_key *k, const gpursa_rsa_keydata *kd0, int variant)
     mpz_mul_2exp(want, base, 32 * hl);
     mpz_mod(want, want, k->p);
     gt_to_limbs(x, hl, want);
-    mark_key_secret(kd);
+    gt_mark_key_secret(kd);
     SECRET(x, sizeof(uint32_t) * hl);
     gpursa_mont_exp(r, x, kd->dp, 32 * hl, kd->p, kd->p0inv, kd->p_one, hl, variant, table);
     gpursa_mont_from(r, r, kd->p, kd->p0inv, hl, variant);
@@ -94,7 +76,7 @@ static void ct_op(gt_rsa_key *k, const gpursa_rsa_keydata *kd0, int variant, int
     gt_to_limbs(c, nl, x);
     gt_to_limbs(r, nl, rr);
     gt_to_limbs(ri, nl, rinv);
-    mark_key_secret(kd);
+    gt_mark_key_secret(kd);
     SECRET(c, sizeof(uint32_t) * nl);
     SECRET(r, sizeof(uint32_t) * nl);
     SECRET(ri, sizeof(uint32_t) * nl);
