@@ -135,8 +135,15 @@ def case_garbage(port, hello):
 
 
 def case_garbage_record(port, hello):
-    """A handshake record header announcing a random length, then random bytes."""
-    body = os.urandom(random.randint(1, 2048))
+    """A handshake record header announcing a random length, then random bytes.
+
+    The body holds at least a whole 4-byte handshake header, and its type is
+    never 1 (ClientHello): a shorter body, or a ClientHello whose random
+    24-bit length is still allowed, makes a server rightly wait for the rest
+    of a message fragmented over records, and one such case kept a
+    connection open until the test's timeout (HAProxy, ASan tree). Every
+    other type is unexpected before a ClientHello, and the server closes."""
+    body = bytes([random.randint(2, 255)]) + os.urandom(random.randint(3, 2047))
     send_expect_close(port, bytes([0x16, 0x03, 0x01]) + struct.pack(">H", len(body)) + body)
 
 
