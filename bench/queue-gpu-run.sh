@@ -127,6 +127,8 @@ stats_sum() {
         items += v["batches"] * v["mean_batch"]; inl += v["inline"]; n++ }
         END { if (n) printf "%d %d %d %d %.1f %d %d\n", g, h, c, b, (b ? items / b : 0), inl, n }' "$1"
 }
+# above A B: true if A is set and B is not, or A > B (numbers)
+above() { [ -n "$1" ] && { [ -z "$2" ] || awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }; }
 # run_speed NAME LIMIT ARGS...: openssl speed into speed_NAME.txt/.err; prints sign/s
 run_speed() {
     local name=$1 lim=$2 rc
@@ -199,7 +201,7 @@ for n in $jobs_list; do
     r=$(speed_rate "$out/speed_gpursa_n$n.txt")
     st=$(stats_sum "$out/speed_gpursa_n$n.err")
     row b "gpursa 1 process" "speed -async_jobs $n" "$r" "" "" "stats gpu/host/cpu/batches/mean_batch/inline: ${st% *}"
-    if [ -n "$r" ] && awk -v a="$r" -v b="$best1" 'BEGIN { exit !(a > b) }'; then
+    if above "$r" "$best1"; then
         best1=$r best1_n=$n
     fi
 done
@@ -319,8 +321,7 @@ run_speed default_multi2 "$(step_limit $((2 * secs + 30)))" \
 def_multi2=$(speed_rate "$out/speed_default_multi2.txt")
 row a2 "default provider (again)" "speed -multi $procs" "$def_multi2" "" "" ""
 def_ref=$def_multi
-[ -n "$def_multi2" ] && { [ -z "$def_ref" ] || awk -v a="$def_multi2" -v b="$def_ref" 'BEGIN { exit !(a > b) }'; } \
-    && def_ref=$def_multi2
+above "$def_multi2" "$def_ref" && def_ref=$def_multi2
 
 # ---- (f) plots ---------------------------------------------------------------------------------
 say "== (f) plots"
@@ -388,7 +389,7 @@ verdict() { awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN { if (v == "n/a" || v == "
     else if ((op == ">=" && v + 0 >= t + 0) || (op == "<=" && v + 0 <= t + 0)) print "MET"; else print "NOT MET" }'; }
 best_all=$multi_mps
 for v in "$peak" "$multi_nomps"; do
-    [ -n "$v" ] && { [ -z "$best_all" ] || awk -v a="$v" -v b="$best_all" 'BEGIN { exit !(a > b) }'; } && best_all=$v
+    above "$v" "$best_all" && best_all=$v
 done
 x_all=$(ratio "$best_all" "$def_ref")
 p99_50=$(csv_get "$L" load load p99_us 0.5)

@@ -141,10 +141,17 @@ static void fake_batch_free(gpursa_gpu_batch *b)
     free(b);
 }
 
+/* *cur += n, and *max raised to the new value if it is higher. */
+static void fake_count_up(atomic_int *cur, atomic_int *max, int n)
+{
+    int now = atomic_fetch_add(cur, n) + n, seen = atomic_load(max);
+
+    while (now > seen && !atomic_compare_exchange_weak(max, &seen, now))
+        ;
+}
+
 static int fake_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items, size_t n)
 {
-    int cur, max;
-
     if (n == 0 || n > b->max)
         return GPURSA_GPU_ERR_INVALID;
     for (size_t i = 0; i < n; i++)
@@ -162,14 +169,8 @@ static int fake_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items, size_t
     b->n = n;
     b->start_ns = fake_now();
     b->fail = fake_rand() < fake.fail_wait_permille ? GPURSA_GPU_ERR_COPY : GPURSA_GPU_OK;
-    cur = atomic_fetch_add(&fake.cur_items, (int)n) + (int)n;
-    max = atomic_load(&fake.max_items);
-    while (cur > max && !atomic_compare_exchange_weak(&fake.max_items, &max, cur))
-        ;
-    cur = atomic_fetch_add(&fake.cur_batches, 1) + 1;
-    max = atomic_load(&fake.max_batches);
-    while (cur > max && !atomic_compare_exchange_weak(&fake.max_batches, &max, cur))
-        ;
+    fake_count_up(&fake.cur_items, &fake.max_items, (int)n);
+    fake_count_up(&fake.cur_batches, &fake.max_batches, 1);
     return GPURSA_GPU_OK;
 }
 
