@@ -47,7 +47,7 @@
 # and per run the server's stderr (gpursa's stats line), its rendered configuration and
 # the clients' output. With the defaults on 16 cores (splits 4 and 8: 28 runs) it took
 # 301 s on the H100 host: warm-up + duration + about 2 s per run. bench/RESULTS.md has
-# the figures and what limits them; bench/tls/h100-run*.csv the raw data.
+# the figures and what limits them; bench/results/tls-h100-run*.csv the raw data.
 #
 # The servers need not be installed: --debs DIR takes Debian packages (haproxy, nginx,
 # nghttp2-client, openssl and the libraries they need: bench/tls/fetch-debs.sh), unpacks
