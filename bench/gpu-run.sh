@@ -3,7 +3,7 @@
 #
 # Runs, in one go, on a machine with an NVIDIA GPU: the gpu/ test suite
 # against the CUDA backend, a look at the kernels' machine code (instruction
-# counts per Montgomery multiplication, for RESULTS.md), gpursa-bench sweeps
+# counts per Montgomery multiplication, for doc/performance-notes.md), gpursa-bench sweeps
 # of throughput against batch size for every variant, the OpenSSL default
 # provider on all cores of the same host (inside gpursa-bench), device memory
 # at a batch of 1,000,000 RSA-2048 items, and the plot. Results: OUTDIR/
@@ -79,7 +79,7 @@ fi
 [ "$mode" = tests ] && exit $rc_tests
 
 # ---- machine code: the SASS of the RSA-2048 kernels (sm_90) ---------------------------
-# counted afterwards (bench/RESULTS.md: instructions per Montgomery multiplication)
+# counted afterwards (doc/performance-notes.md: instructions per Montgomery operation)
 if command -v cuobjdump >/dev/null 2>&1; then
     cuobjdump -sass "$build/gpu/.libs/kernels_2048.o" 2>&1 | gzip -9 > "$out/sass_2048.txt.gz"
     say "sass: $(gzip -dc "$out/sass_2048.txt.gz" | grep -c 'Function :') functions dumped"
