@@ -178,11 +178,10 @@ static int gpursa_cuda_size_index(int bits)
 
 /* The variant a device runs for one modulus size when the caller leaves it
  * to us: the two-pass algorithm where the multiplier is 16 bits wide (before
- * sm_70); on Hopper what measured fastest there (bench/RESULTS.md, "COOP"
- * and the sixth session): COOP for 2048, 3072 and 4096 (lower latency at
- * every batch size and the higher peak; at 2048 its FP64-limb kernel runs
- * every load above 2,048 items and beat FAST at every batch size measured,
- * up to 65,536 items: 826,000-835,000 against 688,000-689,000 ops/s),
+ * sm_70); on Hopper what measured fastest there (doc/performance-notes.md,
+ * "Kernels"): COOP for 2048, 3072 and 4096 (lower latency at every batch
+ * size and the higher peak; at 2048 its FP64-limb kernel runs every load
+ * above 2,048 items and beats FAST at every batch size up to 65,536 items),
  * FAST for 1024 (faster at every size there); the row-oriented carry chains
  * elsewhere (COOP not measured on those GPUs). */
 static gpursa_variant gpursa_cuda_auto_variant(int major, int bits)
@@ -238,13 +237,12 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
     }
     /* Under MPS other processes use the device too, unseen from here: said
      * in the description, and the RSA-2048 launcher then runs its FP64-limb
-     * kernel for every load, however light this process's own. 16
-     * processes under MPS kept an H100 at 100 % and 460-515 W running the
-     * narrowest (2-limb) lanes; the 4-limb ones did the same signatures at
-     * 15-17 % less power and 4.7 % faster (fourth session), and the FP64
-     * ones 10 % faster again (sixth session; 8-limb integer lanes were
-     * slower: each lone batch takes 7.2 ms; bench/RESULTS.md). A driver that
-     * does not know the attribute answers an error: not shared. */
+     * kernel for every load, however light this process's own: with many
+     * processes keeping the device busy, the widest lanes do the same
+     * signatures with fewer instructions and less power than the narrow
+     * ones that suit a lone light batch (doc/performance-notes.md, "Several processes under MPS").
+     * A driver that does not know the attribute answers an error: not
+     * shared. */
     {
         int mps = 0;
         if (cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled, index) != cudaSuccess) {

@@ -489,8 +489,8 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  *
  * Why: the exponentiation above spends its time in 32x32-bit products, and
  * on Hopper a full product (IMAD + IMAD.HI, or IMAD.WIDE) costs the integer
- * multiply pipe three slots: the kernel runs at 74 % of that pipe's ceiling,
- * short of the rate 25x the CPU needs (bench/RESULTS.md, fifth session). The
+ * multiply pipe three slots, and the integer kernel runs close to that
+ * pipe's ceiling (doc/performance-notes.md, "Kernels"). The
  * FP64 pipe is a separate one, as fast as IMAD, and two FMAs give a product
  * of 52-bit limbs (Emmart, Zheng and Weems, "Faster modular exponentiation
  * using double precision floating point arithmetic on the GPU", ARITH 2018):
