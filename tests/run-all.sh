@@ -23,6 +23,9 @@ mkdir -p _build && cd _build
 make -j"$(nproc)"
 make -j"$(nproc)" check || { cat tests/*/test-suite.log 2>/dev/null; exit 1; }
 cd ..
+# The Debian package: built from a copy of the sources, linted, installed into a fresh
+# Debian root where it signs (tests/ci-deb.sh; GPURSA_DEB=0 skips it).
+tests/ci-deb.sh
 if [ "${GPURSA_SECURITY:-1}" = 0 ]; then
     echo "run-all.sh: GPURSA_SECURITY=0: sanitizer and fuzzing steps skipped"
     exit 0
