@@ -112,7 +112,8 @@ if ! debootstrap --variant=minbase --include=openssl "$suite" "$root" "$mirror" 
     tail -n 20 "$work/debootstrap.log"; say "FAIL: debootstrap (log: $work/debootstrap.log)"; exit 1
 fi
 say "root made in $(($(date +%s) - t)) s"
-mount -t proc proc "$root/proc"
+mount -t proc proc "$root/proc" \
+    || { say "FAIL: cannot mount /proc in the root (a container without CAP_SYS_ADMIN?)"; exit 1; }
 
 # --- install as README says: dpkg -i, then the .include line ---------------------------------
 in_root() { env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 chroot "$root" "$@"; }
