@@ -54,6 +54,7 @@ struct gpursa_prov_ctx {
     gpursa_config config;
     gpursa_stats stats;
     gpursa_queue *queue;           /* NULL while backend=cpu or before first use */
+    gpursa_metrics *metrics;       /* the metrics_file thread, NULL when off */
     /* core error functions, captured at init */
     OSSL_FUNC_core_new_error_fn *core_new_error;
     OSSL_FUNC_core_set_error_debug_fn *core_set_error_debug;

@@ -16,4 +16,5 @@ void gpursa_config_defaults(gpursa_config *cfg)
     cfg->cpu_fallback = GPURSA_CPU_FALLBACK_AUTO;
     cfg->device_batches = 0;      /* auto: GPURSA_MAX_DEVICE_BATCHES, or
                                    * GPURSA_SHARED_DEVICE_BATCHES under MPS */
+    cfg->metrics_interval_ms = 10000; /* metrics_file off ("") */
 }

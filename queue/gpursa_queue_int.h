@@ -191,7 +191,8 @@ struct gpursa_qrt {
     gpursa_dev dev[GPURSA_MAX_DEVICES];
     gpursa_cpu_pool pool;
     atomic_uint inflight;
-    atomic_int bp_waiters;
+    atomic_int bp_waiters;       /* blocking callers held back by max_inflight */
+    atomic_uint bp_paused;       /* jobs paused by max_inflight (gpursa_queue_waiting) */
     pthread_mutex_t bp_mu;
     pthread_cond_t bp_cond;
     atomic_int stop;             /* set once at queue free */
@@ -221,7 +222,10 @@ extern pthread_mutex_t gpursa_q_global_lock;
 unsigned gpursa_q_fork_gen(void);
 uint64_t gpursa_now_ns(void);
 int gpursa_class_of_bits(int bits);
-void gpursa_log_q(const gpursa_queue *q, int level, const char *fmt, ...);
+/* A log line on stderr when cfg->log_level (or q's) allows level. */
+void gpursa_log_cfg(const gpursa_config *cfg, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#define gpursa_log_q(q, level, ...) gpursa_log_cfg(&(q)->cfg, (level), __VA_ARGS__)
 void gpursa_req_complete(gpursa_qrt *rt, gpursa_req *r, int ok);
 /* Completes n requests of device d whose results are in their out buffers:
  * shared counters once, then every done, then one signal per wake in a row
