@@ -358,6 +358,72 @@ tls_load_stop() {
     return 0
 }
 
+# ---- live metrics (metrics_file) ----
+
+# tls_metrics_check FILE: FILE is whole Prometheus text (each line a HELP, TYPE or sample
+# line, "# EOF" last; tests/provider/test_metrics.c parses it strictly); prints the sum of
+# its gpursa_operations_total samples.
+tls_metrics_check() {
+    awk '
+        /^# EOF$/ { eof = NR; next }
+        eof { bad = "text after # EOF"; exit }
+        /^# (HELP|TYPE) gpursa_[a-zA-Z0-9_]+ / { next }
+        /^gpursa_[a-zA-Z0-9_]+(\{[a-zA-Z_][a-zA-Z0-9_]*="[^"]*"(,[a-zA-Z_][a-zA-Z0-9_]*="[^"]*")*\})? ([0-9]+(\.[0-9]+)?|\+Inf)$/ {
+            if ($1 ~ /^gpursa_operations_total/) ops += $2
+            next
+        }
+        { bad = "line " NR ": " $0; exit }
+        END {
+            if (bad == "" && !eof) bad = "no # EOF line"
+            if (bad != "") { print "bad " bad; exit 1 }
+            print ops + 0
+        }' "$1"
+}
+
+# tls_test_metrics: gpursa writes its metrics file while the server runs: it is there once
+# the server started, its operation counters rise while clients make handshakes, and after a
+# graceful stop the last write (at gpursa's unload) equals gpursa's stats line.
+tls_test_metrics() {
+    local dir=$TLS_WORK/metrics file ops last rises=0 i lines gpu host cpu
+    mkdir "$dir" && chmod 777 "$dir" || tls_fail "mkdir $dir"
+    file=$dir/gpursa.prom
+    export GPURSA_METRICS_FILE=$file GPURSA_METRICS_INTERVAL_MS=200
+    tls_start
+    [ -s "$file" ] || tls_fail "no metrics file once $TLS_SERVER started"
+    last=$(tls_metrics_check "$file") || tls_fail "metrics file: $last"
+    tls_load_start 20
+    # Each snapshot is a copy taken at once: the file is replaced, never rewritten.
+    for i in $(seq 300); do
+        sleep 0.1
+        cp "$file" "$dir/snapshot" 2>/dev/null || tls_fail "metrics file gone under load"
+        ops=$(tls_metrics_check "$dir/snapshot") || tls_fail "metrics file under load: $ops"
+        [ "$ops" -ge "$last" ] || tls_fail "operations went down: $last, then $ops"
+        if [ "$ops" -gt "$last" ]; then
+            rises=$((rises + 1))
+            tls_note "metrics file: $ops operations"
+        fi
+        last=$ops
+        [ "$rises" -ge 5 ] && break
+    done
+    tls_load_stop
+    tls_alive
+    [ "$rises" -ge 5 ] || tls_fail "operations in the metrics file rose $rises times in 30 s"
+    tls_note "the last snapshot under load, its non-zero samples but histogram buckets:"
+    grep -v -e '^#' -e '_bucket{' "$dir/snapshot" | awk '$2 != 0' | sed 's/^/#   /'
+    tls_stop "$(tls_soft_signal)"
+    [ "$TLS_STATUS" = 0 ] || tls_fail "$TLS_SERVER exit status $TLS_STATUS"
+    if grep -q '^gpursa: ops' "$TLS_WORK/server.err"; then
+        read -r lines gpu host cpu <<<"$(tls_stats)"
+        ops=$(tls_metrics_check "$file") || tls_fail "metrics file after the stop: $ops"
+        [ "$ops" = $((gpu + host + cpu)) ] ||
+            tls_fail "last metrics write: $ops operations, stats line $((gpu + host + cpu))"
+        tls_note "last metrics write: $ops operations, as the stats line"
+    else
+        tls_note "no gpursa stats line: HAProxy abandoned paused ASYNC jobs holding gpursa"
+    fi
+    unset GPURSA_METRICS_FILE GPURSA_METRICS_INTERVAL_MS
+}
+
 # ---- the tests, the same for both servers ----
 
 # The signal for a graceful stop: HAProxy's soft-stop, nginx's graceful shutdown.
