@@ -674,8 +674,7 @@ static void gpursa_slot_run(gpursa_slot *s)
     d->consecutive_errors = 0;
     d->backoff_ms = 0;
     pthread_mutex_unlock(&d->mu);
-    atomic_fetch_add_explicit(&st->batches, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&st->batch_items, n, memory_order_relaxed);
+    gpursa_stats_batch(st, n);
     {
         gpursa_req_list redo = { 0 };
         size_t good = 0;
@@ -683,8 +682,7 @@ static void gpursa_slot_run(gpursa_slot *s)
         /* Counted before any caller can see its answer (and read the stats). */
         for (size_t i = 0; i < n; i++)
             good += s->items[i].status == GPURSA_ITEM_OK;
-        atomic_fetch_add_explicit(rt->counts_host ? &st->ops_host : &st->ops_gpu, good,
-                                  memory_order_relaxed);
+        gpursa_stats_ops(st, rt->counts_host ? GPURSA_PATH_HOST : GPURSA_PATH_GPU, len, good);
         /* Good results first, all at once (rv is compacted in place); the
          * rest are never released but recomputed on the CPU, here (rare). */
         good = 0;
@@ -706,6 +704,7 @@ static void gpursa_slot_run(gpursa_slot *s)
             gpursa_slot_stages(s, stages, good, &mk, kernel_s);
         }
         gpursa_req_complete_ok(rt, d, s->rv, good, s->wv);
+        atomic_fetch_add_explicit(&st->recomputed, redo.count, memory_order_relaxed);
         for (gpursa_req *r = redo.head, *next; r != NULL; r = next) {
             next = r->next;
             gpursa_req_cpu(rt, r);
