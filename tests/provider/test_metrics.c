@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -705,8 +706,9 @@ START_TEST(test_last_write_equals_stats_line)
 END_TEST
 
 typedef struct {
-    int reads, versions, stop;
-    char err[400];
+    int reads;
+    atomic_int versions, failed, stop;
+    char err[400];               /* read after the join */
 } reader_arg;
 
 /* Reads and parses the file until told to stop (after at least 200 new
@@ -718,24 +720,26 @@ static void *reader(void *varg)
     ino_t last = 0;
     struct stat st;
 
-    while (d != NULL && !__atomic_load_n(&a->stop, __ATOMIC_ACQUIRE)) {
+    while (d != NULL && !atomic_load(&a->stop)) {
         char *text = slurp(file);
 
         if (text == NULL) {
             snprintf(a->err, sizeof(a->err), "the file was missing");
+            atomic_store(&a->failed, 1);
             break;
         }
         a->reads++;
         if (!pm_parse(d, text)) {
             snprintf(a->err, sizeof(a->err), "read %d: %s (%zu bytes)", a->reads, d->err,
                      strlen(text));
+            atomic_store(&a->failed, 1);
             free(text);
             break;
         }
         free(text);
         if (stat(file, &st) == 0 && st.st_ino != last) {
             last = st.st_ino;
-            a->versions++;
+            atomic_fetch_add(&a->versions, 1);
         }
     }
     free(d);
@@ -745,7 +749,7 @@ static void *reader(void *varg)
 START_TEST(test_reader_never_sees_a_part)
 {
     OSSL_LIB_CTX *lc = tu_libctx();
-    reader_arg a = { 0, 0, 0, "" };
+    reader_arg a = { 0 };
     pthread_t th;
     DIR *dh;
     struct dirent *e;
@@ -753,9 +757,9 @@ START_TEST(test_reader_never_sees_a_part)
 
     ck_assert_int_eq(pthread_create(&th, NULL, reader, &a), 0);
     /* signatures meanwhile, so every version differs */
-    while (a.versions < 200 && a.err[0] == '\0')
+    while (atomic_load(&a.versions) < 200 && !atomic_load(&a.failed))
         sign_many(lc, 2, 5);
-    __atomic_store_n(&a.stop, 1, __ATOMIC_RELEASE);
+    atomic_store(&a.stop, 1);
     pthread_join(th, NULL);
     ck_assert_msg(a.err[0] == '\0', "%s", a.err);
     tu_libctx_free(lc);
