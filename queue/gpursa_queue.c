@@ -156,6 +156,8 @@ uint64_t gpursa_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+const int gpursa_class_bits[GPURSA_NCLASS] = { 1024, 2048, 3072, 4096 };
+
 int gpursa_class_of_bits(int bits)
 {
     switch (bits) {

@@ -34,7 +34,7 @@ typedef enum {
 #define GPURSA_MAX_DEVICE_BATCHES 16
 /* device_batches = auto on a device that other processes share through MPS:
  * batches in flight, unless a batch is full, with GPURSA_SHARED_FULL_BATCH
- * items (or max_batch if fewer) (gpursa_dispatch.c says why). */
+ * items (or max_batch if fewer) (gpursa_batch_policy.c says why). */
 #define GPURSA_SHARED_DEVICE_BATCHES 2
 #define GPURSA_SHARED_FULL_BATCH 512
 
