@@ -115,18 +115,13 @@ static int gpursa_flush(gpursa_dev *d, int c)
  * smaller) and goes at once however many are in flight. There the GPU runs
  * every process's kernels side by side and is saturated by their sum, and
  * what matters is how much work each kernel carries: a ~100-item RSA-2048
- * kernel uses the GPU far worse than a 500-item one (16 processes on an
- * H100, 2 batches in flight each: 696,000 ops/s at 128 items a batch,
- * 1,082,000 at 512). With 16 batches in flight a process's deadline cut its
- * closed loop into ~110-item batches; with two, requests gather while both
- * run and leave as one batch when one returns (openssl speed -multi 16
- * -async_jobs 960: 551,000-580,000 sign/s with 16, 774,000 with 1,
- * 775,000-789,000 with 2, 769,000 with 3; bench/RESULTS.md, seventh
- * session). A process whose own load fills 512-item batches must not be held
- * to two: each runner blinds its own batch, and one process with 16 threads
- * x 960 jobs held to two (device_batches = 2, a device of its own) made
- * 6,800-item batches at 252,000 sign/s against 700,000 with 16. An explicit
- * device_batches is a plain limit, full batches included.
+ * kernel uses the GPU far worse than a 500-item one. With many batches in
+ * flight a process's deadline cuts its closed loop into small batches; with
+ * two, requests gather while both run and leave as one batch when one
+ * returns. A process whose own load fills 512-item batches must not be held
+ * to two: each runner blinds its own batch, and two runners cannot keep
+ * such batches coming. An explicit device_batches is a plain limit, full
+ * batches included. Figures: doc/performance-notes.md, "Batches in flight".
  */
 void gpursa_dev_set_max_busy(gpursa_dev *d)
 {
@@ -163,22 +158,17 @@ static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now);
  * still small after that goes to the CPU workers. Why: in a closed loop
  * (openssl speed, a server's connections) requests come back in waves as
  * batches finish, and a deadline cuts each wave, leaving small remainders.
- * 16 processes under MPS sent 2.5 % of their signatures to the CPU workers
- * that way, ~0.4 ms of a core each: a third of the host's cores for no more
- * throughput. Sending them to the device as batches of their own
- * (cpu_fallback = never) was worse: under MPS each small batch holds one of
- * the process's hardware queues for a whole kernel, and batches waited
- * 41 ms there instead of 13 (bench/RESULTS.md, fourth session). A device
- * with nothing running keeps the plain deadline: nothing is coming back.
+ * On the CPU workers those remainders take whole cores from the host (under
+ * MPS, many processes at once) for no more throughput. Sending them to the
+ * device as batches of their own (cpu_fallback = never) is worse: under MPS
+ * each small batch holds one of the process's hardware queues for a whole
+ * kernel, and the batches behind it wait. A device with nothing running
+ * keeps the plain deadline: nothing is coming back.
  *
- * How long: waves come every few ms, so a short hold misses many. Measured
- * (H100, 16 processes under MPS, -async_jobs 512, two runs each): holding
- * 4 / 8 / 16 deadlines left 3,500-5,600 / 300-3,000 / 20-220 small-batch
- * fallbacks per process in 10 s, 13.1 / 10.4-11.8 / 8.6-10.0 of 16 cores
- * busy, 496-498k / 489-492k / 463-487k sign/s (the longer hold makes those
- * requests' round trip longer, and openssl speed keeps a fixed number in
- * flight); p99 at 160,000/s in one process 6.3 / 5.7 / 6.3 ms. 8 frees
- * ~2.5 cores for ~1.5 % of that benchmark's throughput.
+ * How long: waves come every few ms, so a short hold misses many; a long
+ * one lengthens the round trip of the requests held, which costs a closed
+ * loop throughput. Eight deadlines frees most of the cores for little
+ * throughput (doc/performance-notes.md, "Small batches wait for company").
  */
 #define GPURSA_HOLD_WAITS 8u
 static int gpursa_class_waits_for_company(gpursa_dev *d, int cls)
@@ -304,9 +294,8 @@ static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now)
         return 1;                        /* any batch goes to the device */
     /* cpu_fallback=never: likewise. (auto decides only where a small batch
      * goes, in gpursa_flush: a lone caller computing inline uses its own
-     * thread, which would otherwise block; nginx's workers are such callers,
-     * and on a busy host the device's few ms per lone signature made them
-     * slower, bench/RESULTS.md) */
+     * thread, which would otherwise block for a whole kernel; nginx's
+     * workers are such callers, doc/performance-notes.md, "nginx") */
     if (xo != INT_MAX && d->rt->q->cfg.cpu_fallback == GPURSA_CPU_FALLBACK_NEVER)
         return 1;
     /* A small batch held for company has that much longer (see

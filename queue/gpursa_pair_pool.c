@@ -130,22 +130,16 @@ int gpursa_slot_pairs(gpursa_slot *s, gpursa_queue_key *k, size_t m,
 /*
  * While the device computes: refill the pools this batch drew from once
  * they are half empty, GPURSA_TOPUP_CHUNK pairs at a time, and stop as soon
- * as the batch is done: its answers must not wait for blinding work (on a
- * busy H100 host a whole refill took up to 56 ms, and the batches behind
- * it were the p99.9 of the latency: stage times of bench/RESULTS.md). A
- * refill left unfinished goes on during the next batch. The keys are alive
- * (their requests are in the batch); a failure here only means the next
- * batch fills its own.
+ * as the batch is done: its answers must not wait for blinding work (a
+ * whole refill can take longer than a kernel, and the batches behind it
+ * would make the latency tail). A refill left unfinished goes on during the
+ * next batch. The keys are alive (their requests are in the batch); a
+ * failure here only means the next batch fills its own.
  *
- * Each chunk pays one constant-time inversion (0.63 ms at 2048 bits on the
- * development machine): with the three-multiplication pairs of the third
- * session, 128-pair chunks made it 5 of a pair's 13 us and the top-up the
- * runners' largest CPU cost per signature on the GPU host (cpu.topup
- * stage). 512 keeps it near 1 us a pair and a chunk to ~2 ms on the GPU
- * host's cores, below a kernel's 3-5 ms, so answers wait at most about one
- * chunk. Pairs now take two multiplications (gpursa_blinding.c; about 4 us
- * a pair here at 512, bench/RESULTS.md "Blinding pairs"), so a larger chunk
- * may pay now: not yet timed on the GPU host.
+ * Each chunk pays one constant-time inversion, so small chunks make the
+ * inversion a large part of a pair's cost; 512 pairs keep it small while a
+ * chunk stays shorter than a kernel, so answers wait at most about one
+ * chunk (doc/performance-notes.md, "Blinding pairs").
  */
 #define GPURSA_TOPUP_CHUNK 512
 void gpursa_slot_topup(gpursa_slot *s, size_t n, gpursa_gpu_batch *batch)

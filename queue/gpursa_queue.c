@@ -413,11 +413,11 @@ static gpursa_qrt *gpursa_rt_start(gpursa_queue *q, unsigned gen)
      * its own threads (one per core): two runners keep a batch forming
      * while one computes. On a GPU, batches in flight overlap copy-in,
      * compute, copy-out and each runner's host work (blinding, checks,
-     * completions): sixteen, since a COOP kernel takes the same 4.6 ms for
-     * 1 to 2,048 RSA-2048 items, so concurrent small batches cost the GPU
-     * nothing, and with max_wait_us 500 a busy process flushes 1,000-2,000
-     * batches a second: eight runners were all busy at 10 % load on an H100
-     * (bench/RESULTS.md). */
+     * completions): sixteen, since a COOP kernel takes about the same time
+     * for 1 to 2,048 RSA-2048 items, so concurrent small batches cost the
+     * GPU nothing, and with max_wait_us 500 a busy process flushes a batch
+     * every millisecond or so, more than eight runners keep up with
+     * (doc/performance-notes.md, "Batches in flight"). */
     nslots = host ? 2 : GPURSA_MAX_DEVICE_BATCHES;
     for (int i = 0; i < nidx; i++)
         if (gpursa_dev_start(rt, &rt->dev[rt->ndev], idx[i], nslots))

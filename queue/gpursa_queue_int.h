@@ -25,8 +25,8 @@
 /* Blinding pairs a runner keeps per key. A new pool holds GPURSA_POOL_FIRST
  * (a key used once costs little); each refill doubles it up to GPURSA_POOL,
  * or twice the largest group it served, within the runner's staging size.
- * A refill adds at least half the pool with one inversion (about 0.3 ms at
- * 2048 bits on the development machine) and runs while the device computes. */
+ * A refill adds at least half the pool with one inversion (a fraction of a
+ * millisecond at 2048 bits) and runs while the device computes. */
 #define GPURSA_POOL 1024
 #define GPURSA_POOL_FIRST 64
 #define GPURSA_POOL_KEYS 8       /* keys a runner keeps pools for (LRU) */

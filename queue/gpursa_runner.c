@@ -77,9 +77,9 @@ void gpursa_slot_release(gpursa_slot *s)
  * device makes every slot's at once: a batch's pinned staging and device
  * buffers come from cudaHostAlloc / cudaMalloc, which hold up the device's
  * other CUDA calls (other runners' launches and waits) while they run, so
- * one made under load, when a sixteenth runner first gets work, stalled the
- * batches in flight (H100: batch preparation p99.9 41 ms, max 138 ms, and
- * the waits of the others with it; bench/RESULTS.md). The memory is what a
+ * one made under load, when a sixteenth runner first gets work, would stall
+ * the batches in flight and set the latency tail (doc/performance-notes.md,
+ * "The latency tail"). The memory is what a
  * busy process would take anyway: nslots batches of max_batch items per
  * modulus size used. A slot whose batch could not be made tries again at
  * its own next batch.
