@@ -496,16 +496,6 @@ int gpursa_queue_new(const gpursa_config *cfg, gpursa_stats *stats,
             return 1;
         case GPURSA_CFG_BACKEND_HOST:
             ops = gpursa_gpu_backend(GPURSA_BACKEND_HOST);
-#ifdef GPURSA_BENCH_INSTANT
-            /* Benchmark builds only (make CPPFLAGS=-DGPURSA_BENCH_INSTANT):
-             * the queue's CPU cost without the exponentiation. */
-            if (getenv("GPURSA_BENCH_INSTANT") != NULL
-                && strcmp(getenv("GPURSA_BENCH_INSTANT"), "1") == 0) {
-                ops = gpursa_bench_instant_backend();
-                fprintf(stderr, "gpursa[warn]: BENCHMARK-ONLY instant backend: results "
-                        "come from a cache, nothing is exponentiated per operation\n");
-            }
-#endif
             break;
         case GPURSA_CFG_BACKEND_CUDA:
         case GPURSA_CFG_BACKEND_AUTO:

@@ -328,7 +328,4 @@ void gpursa_wake_unref(gpursa_wake *w);
 void gpursa_wake_signal(gpursa_wake *w);
 void gpursa_wake_drain(gpursa_wake *w);
 
-/* gpursa_bench_instant.c: BENCHMARK ONLY, see there. */
-const gpursa_gpu_backend_ops *gpursa_bench_instant_backend(void);
-
 #endif /* GPURSA_QUEUE_INT_H */
