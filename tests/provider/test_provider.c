@@ -293,6 +293,28 @@ START_TEST(test_good_config_values_load)
 }
 END_TEST
 
+/* metrics_file: %p is the process id, %% a %; a %p file goes at unload. */
+START_TEST(test_metrics_file_name_expands)
+{
+    char dir[] = "/tmp/gpursa-metrics-name-XXXXXX", pattern[96], file[96];
+    OSSL_LIB_CTX *ctx = OSSL_LIB_CTX_new();
+    OSSL_PROVIDER *prov;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(pattern, sizeof(pattern), "%s/100%%%%-%%p.prom", dir);
+    snprintf(file, sizeof(file), "%s/100%%-%ld.prom", dir, (long)getpid());
+    setenv("GPURSA_BACKEND", "cpu", 1);
+    setenv("GPURSA_METRICS_FILE", pattern, 1);
+    prov = OSSL_PROVIDER_load(ctx, "gpursa");
+    ck_assert_ptr_nonnull(prov);
+    ck_assert_msg(access(file, R_OK) == 0, "%s: not there", file);
+    OSSL_PROVIDER_unload(prov);
+    OSSL_LIB_CTX_free(ctx);
+    ck_assert_int_ne(access(file, F_OK), 0);
+    ck_assert_int_eq(rmdir(dir), 0);            /* nothing else left in it */
+}
+END_TEST
+
 /* Load gpursa through an openssl.cnf whose gpursa section holds |section|. */
 static OSSL_PROVIDER *load_with_cnf(OSSL_LIB_CTX *ctx, const char *section)
 {
@@ -440,6 +462,7 @@ static Suite *make_provider_suite(void)
     tcase_add_loop_test(tc, test_bad_config_value_fails_load, 0,
                         (int)(sizeof(bad_config) / sizeof(bad_config[0])));
     tcase_add_test(tc, test_good_config_values_load);
+    tcase_add_test(tc, test_metrics_file_name_expands);
     tcase_add_test(tc, test_cnf_values_are_read);
     tcase_add_test(tc, test_env_overrides_cnf);
     tcase_add_test(tc, test_cnf_metrics_file_is_written);
