@@ -2,7 +2,7 @@
  * Live metrics: a thread of the process writes gpursa's counters, gauges and
  * histograms in Prometheus' text exposition format (version 0.0.4) to
  * metrics_file every metrics_interval_ms, which node_exporter's textfile
- * collector and other Prometheus agents read as they are.
+ * collector and other Prometheus scrapers read as they are.
  *
  * The request path gains nothing but relaxed atomic increments (the
  * counters of gpursa_stats, the stage histograms): this thread reads them
