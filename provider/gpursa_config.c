@@ -135,6 +135,28 @@ int gpursa_config_set(GPURSA_PROV_CTX *ctx, gpursa_config *cfg,
         else if (!config_long(value, 1, GPURSA_MAX_DEVICE_BATCHES, &v))
             return config_bad(ctx, key, value, origin, "auto or an integer in 1..16");
         cfg->device_batches = (unsigned)v;
+    } else if (strcmp(key, "metrics_file") == 0) {
+        char path[GPURSA_METRICS_PATH_MAX], why[160];
+
+        /* "" turns it off (GPURSA_METRICS_FILE= over openssl.cnf). Checked
+         * here (the folder takes files) so a typo fails the load, not every
+         * write for the life of the server. */
+        if (value[0] != '\0'
+            && (strlen(value) >= sizeof(cfg->metrics_file)
+                || !gpursa_metrics_path(value, 0, path, sizeof(path))))
+            return config_bad(ctx, key, value, origin, "an absolute file path of at most "
+                              "1023 bytes (%p: the process id, %%: a %)");
+        if (value[0] != '\0' && !gpursa_metrics_probe(value)) {
+            snprintf(why, sizeof(why), "a file in a folder this process can write (%s)",
+                     strerror(errno));
+            return config_bad(ctx, key, value, origin, why);
+        }
+        strcpy(cfg->metrics_file, value);
+    } else if (strcmp(key, "metrics_interval_ms") == 0) {
+        if (!config_long(value, GPURSA_METRICS_INTERVAL_MIN_MS, GPURSA_METRICS_INTERVAL_MAX_MS,
+                         &v))
+            return config_bad(ctx, key, value, origin, "an integer in 10..3600000");
+        cfg->metrics_interval_ms = (unsigned)v;
     } else if (strcmp(key, "log_level") == 0) {
         if (!config_long(value, 0, 3, &v))
             return config_bad(ctx, key, value, origin,
@@ -148,7 +170,8 @@ int gpursa_config_set(GPURSA_PROV_CTX *ctx, gpursa_config *cfg,
 
 static const char *const config_keys[] = {
     "backend", "devices", "max_batch", "min_gpu_batch", "max_wait_us",
-    "max_inflight", "log_level", "variant", "cpu_fallback", "device_batches"
+    "max_inflight", "log_level", "variant", "cpu_fallback", "device_batches",
+    "metrics_file", "metrics_interval_ms"
 };
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
 

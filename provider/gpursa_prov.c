@@ -4,6 +4,7 @@
  * algorithm tables, and the child library context that holds the CPU
  * fallback (key generation, public-key operations, CPU private path).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,6 +169,7 @@ static void gpursa_ctx_free(GPURSA_PROV_CTX *ctx)
 {
     if (ctx == NULL)
         return;
+    gpursa_metrics_stop(ctx->metrics);   /* first: its thread reads the queue */
     gpursa_queue_free(ctx->queue);       /* joins its threads, wipes GPU keys */
     OSSL_PROVIDER_unload(ctx->fallback_default);
     OSSL_LIB_CTX_free(ctx->libctx);
@@ -185,7 +187,8 @@ static void gpursa_teardown(void *vctx)
         return;
     if (stats != NULL && (strcmp(stats, "1") == 0 || strcmp(stats, "2") == 0))
         gpursa_print_stats(ctx);
-    gpursa_stages_print(ctx->stats.stages, stderr, "gpursa: stage ");
+    if (stats != NULL && strcmp(stats, "2") == 0)
+        gpursa_stages_print(ctx->stats.stages, stderr, "gpursa: stage ");
     gpursa_ctx_free(ctx);
 }
 
@@ -297,19 +300,27 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
         goto err;
     }
     /* GPURSA_STATS=2: also where GPU requests spend their time (printed at
-     * unload with the counters; a few clock reads per batch and request). */
+     * unload with the counters; a few clock reads per batch and request).
+     * The metrics file has them as latency histograms. */
     {
         const char *stats = getenv("GPURSA_STATS");
 
-        if (stats != NULL && strcmp(stats, "2") == 0
+        if (((stats != NULL && strcmp(stats, "2") == 0) || ctx->config.metrics_file[0] != '\0')
             && (ctx->stats.stages = OPENSSL_zalloc(sizeof(*ctx->stats.stages))) == NULL) {
             GPURSA_RAISE(ctx, GPURSA_R_MALLOC);
             goto err;
         }
     }
     /* Opens nothing yet: devices and threads start at the first operation. */
-    if (!gpursa_queue_new(&ctx->config, &ctx->stats, NULL, &ctx->queue)) {
+    if (!gpursa_queue_new(&ctx->config, &ctx->stats, gpursa_prov_backend(&ctx->config),
+                          &ctx->queue)) {
         GPURSA_RAISE_MSG(ctx, GPURSA_R_BAD_CONFIG, "cannot set up the batching queue");
+        goto err;
+    }
+    if (ctx->config.metrics_file[0] != '\0'
+        && !gpursa_metrics_start(&ctx->config, &ctx->stats, ctx->queue, &ctx->metrics)) {
+        GPURSA_RAISE_MSG(ctx, GPURSA_R_BAD_CONFIG, "metrics_file \"%s\": cannot write it: %s",
+                         ctx->config.metrics_file, strerror(errno));
         goto err;
     }
     gpursa_log(ctx, 2, "loaded, backend=%s max_batch=%u max_wait_us=%u",

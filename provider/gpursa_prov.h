@@ -54,6 +54,7 @@ struct gpursa_prov_ctx {
     gpursa_config config;
     gpursa_stats stats;
     gpursa_queue *queue;           /* NULL while backend=cpu or before first use */
+    gpursa_metrics *metrics;       /* the metrics_file thread, NULL when off */
     /* core error functions, captured at init */
     OSSL_FUNC_core_new_error_fn *core_new_error;
     OSSL_FUNC_core_set_error_debug_fn *core_set_error_debug;
@@ -78,6 +79,10 @@ int gpursa_config_load(GPURSA_PROV_CTX *ctx, gpursa_config *cfg);
 int gpursa_config_set(GPURSA_PROV_CTX *ctx, gpursa_config *cfg,
                       const char *key, const char *value, const char *origin);
 const char *gpursa_config_backend_name(gpursa_cfg_backend b);
+/* The gpu/ backend the queue runs on, or NULL to let the queue pick one from
+ * cfg. gpursa.so links gpursa_prov_backend.c (NULL); a build of the provider
+ * for a benchmark links one of its own (bench/gpursa_instant_prov.c). */
+const gpursa_gpu_backend_ops *gpursa_prov_backend(const gpursa_config *cfg);
 
 /* Raise an OpenSSL error with a gpursa reason; extra printf-style detail optional. */
 void gpursa_raise(const GPURSA_PROV_CTX *ctx, const char *file, int line,

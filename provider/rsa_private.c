@@ -111,7 +111,7 @@ int gpursa_rsa_private_raw(GPURSA_KEY *key, const unsigned char *in,
     }
     if (!gpursa_fallback_private_raw(key, in, out, len))
         return 0;
-    atomic_fetch_add(&ctx->stats.ops_cpu, 1);
+    gpursa_stats_ops(&ctx->stats, GPURSA_PATH_INLINE, len, 1);
     return 1;
 }
 

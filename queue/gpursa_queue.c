@@ -156,6 +156,8 @@ uint64_t gpursa_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+const int gpursa_class_bits[GPURSA_NCLASS] = { 1024, 2048, 3072, 4096 };
+
 int gpursa_class_of_bits(int bits)
 {
     switch (bits) {
@@ -167,13 +169,13 @@ int gpursa_class_of_bits(int bits)
     }
 }
 
-void gpursa_log_q(const gpursa_queue *q, int level, const char *fmt, ...)
+void gpursa_log_cfg(const gpursa_config *cfg, int level, const char *fmt, ...)
 {
     static const char *const names[] = { "error", "warn", "info", "debug" };
     char buf[512];
     va_list ap;
 
-    if (level > q->cfg.log_level)
+    if (level > cfg->log_level)
         return;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
@@ -328,7 +330,7 @@ void gpursa_req_cpu(gpursa_qrt *rt, gpursa_req *r)
     gpursa_stages *stages = rt->q->stats->stages;
 
     if (ok)
-        atomic_fetch_add_explicit(&rt->q->stats->ops_cpu, 1, memory_order_relaxed);
+        gpursa_stats_ops(rt->q->stats, GPURSA_PATH_CPU, qk->len, 1);
     if (stages != NULL && r->t_enq_ns != 0)   /* before the answer: r may go then */
         gpursa_stages_add(stages, GPURSA_STAGE_CPU,
                           (gpursa_now_ns() - r->t_enq_ns) / 1000u, 1);
@@ -344,7 +346,7 @@ static int gpursa_cpu_inline(gpursa_queue *q, gpursa_queue_key *qk,
     atomic_fetch_add_explicit(reason, 1, memory_order_relaxed);
     ok = qk->cpu(qk->cpu_arg, in, out, qk->len);
     if (ok)
-        atomic_fetch_add_explicit(&q->stats->ops_cpu, 1, memory_order_relaxed);
+        gpursa_stats_ops(q->stats, GPURSA_PATH_INLINE, qk->len, 1);
     return ok;
 }
 
@@ -411,11 +413,11 @@ static gpursa_qrt *gpursa_rt_start(gpursa_queue *q, unsigned gen)
      * its own threads (one per core): two runners keep a batch forming
      * while one computes. On a GPU, batches in flight overlap copy-in,
      * compute, copy-out and each runner's host work (blinding, checks,
-     * completions): sixteen, since a COOP kernel takes the same 4.6 ms for
-     * 1 to 2,048 RSA-2048 items, so concurrent small batches cost the GPU
-     * nothing, and with max_wait_us 500 a busy process flushes 1,000-2,000
-     * batches a second: eight runners were all busy at 10 % load on an H100
-     * (bench/RESULTS.md). */
+     * completions): sixteen, since a COOP kernel takes about the same time
+     * for 1 to 2,048 RSA-2048 items, so concurrent small batches cost the
+     * GPU nothing, and with max_wait_us 500 a busy process flushes a batch
+     * every millisecond or so, more than eight runners keep up with
+     * (doc/performance-notes.md, "Batches in flight"). */
     nslots = host ? 2 : GPURSA_MAX_DEVICE_BATCHES;
     for (int i = 0; i < nidx; i++)
         if (gpursa_dev_start(rt, &rt->dev[rt->ndev], idx[i], nslots))
@@ -494,16 +496,6 @@ int gpursa_queue_new(const gpursa_config *cfg, gpursa_stats *stats,
             return 1;
         case GPURSA_CFG_BACKEND_HOST:
             ops = gpursa_gpu_backend(GPURSA_BACKEND_HOST);
-#ifdef GPURSA_BENCH_INSTANT
-            /* Benchmark builds only (make CPPFLAGS=-DGPURSA_BENCH_INSTANT):
-             * the queue's CPU cost without the exponentiation. */
-            if (getenv("GPURSA_BENCH_INSTANT") != NULL
-                && strcmp(getenv("GPURSA_BENCH_INSTANT"), "1") == 0) {
-                ops = gpursa_bench_instant_backend();
-                fprintf(stderr, "gpursa[warn]: BENCHMARK-ONLY instant backend: results "
-                        "come from a cache, nothing is exponentiated per operation\n");
-            }
-#endif
             break;
         case GPURSA_CFG_BACKEND_CUDA:
         case GPURSA_CFG_BACKEND_AUTO:
@@ -636,13 +628,17 @@ static int gpursa_private_async(gpursa_qrt *rt, gpursa_dev *d, gpursa_req *r)
         }
     }
     /* Back-pressure: let the application run other jobs and come back. */
-    while (!gpursa_inflight_try(rt)) {
-        gpursa_wake_signal(w);
-        if (!ASYNC_pause_job()) {
-            gpursa_inflight_wait(rt);
-            break;
-        }
-        gpursa_wake_drain(w);
+    if (!gpursa_inflight_try(rt)) {
+        atomic_fetch_add(&rt->bp_paused, 1);
+        do {
+            gpursa_wake_signal(w);
+            if (!ASYNC_pause_job()) {
+                gpursa_inflight_wait(rt);
+                break;
+            }
+            gpursa_wake_drain(w);
+        } while (!gpursa_inflight_try(rt));
+        atomic_fetch_sub(&rt->bp_paused, 1);
     }
     r->wake = w;
     gpursa_wake_ref(w);                  /* the request's, for the completion */
@@ -727,9 +723,47 @@ unsigned gpursa_queue_inflight(gpursa_queue *q)
     return rt != NULL && rt->gen == gpursa_q_fork_gen() ? atomic_load(&rt->inflight) : 0;
 }
 
-int gpursa_queue_devices(gpursa_queue *q)
+/* This process's runtime, or NULL (none started yet, or the parent's). */
+static gpursa_qrt *gpursa_rt_current(gpursa_queue *q)
 {
     gpursa_qrt *rt = q != NULL ? atomic_load_explicit(&q->rt, memory_order_acquire) : NULL;
 
-    return rt != NULL && rt->gen == gpursa_q_fork_gen() ? rt->ndev : 0;
+    return rt != NULL && rt->gen == gpursa_q_fork_gen() ? rt : NULL;
+}
+
+int gpursa_queue_devices(gpursa_queue *q)
+{
+    gpursa_qrt *rt = gpursa_rt_current(q);
+
+    return rt != NULL ? rt->ndev : 0;
+}
+
+unsigned gpursa_queue_waiting(gpursa_queue *q)
+{
+    gpursa_qrt *rt = gpursa_rt_current(q);
+
+    return rt != NULL ? (unsigned)atomic_load(&rt->bp_waiters) + atomic_load(&rt->bp_paused) : 0;
+}
+
+int gpursa_queue_device_state(gpursa_queue *q, int i, int *index, int *up, uint64_t *reopens)
+{
+    gpursa_qrt *rt = gpursa_rt_current(q);
+    uint64_t opens;
+    gpursa_dev *d;
+
+    if (rt == NULL || i < 0 || i >= rt->ndev)
+        return 0;
+    d = &rt->dev[i];
+    *index = d->index;
+    pthread_mutex_lock(&d->mu);
+    *up = !d->down;
+    pthread_mutex_unlock(&d->mu);
+    opens = atomic_load(&d->opens);      /* the first open counts 1 */
+    *reopens = opens > 0 ? opens - 1 : 0;
+    return 1;
+}
+
+const char *gpursa_queue_backend_name(gpursa_queue *q)
+{
+    return q != NULL ? q->ops->name : "cpu";
 }

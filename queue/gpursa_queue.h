@@ -34,9 +34,13 @@ typedef enum {
 #define GPURSA_MAX_DEVICE_BATCHES 16
 /* device_batches = auto on a device that other processes share through MPS:
  * batches in flight, unless a batch is full, with GPURSA_SHARED_FULL_BATCH
- * items (or max_batch if fewer) (gpursa_dispatch.c says why). */
+ * items (or max_batch if fewer) (gpursa_batch_policy.c says why). */
 #define GPURSA_SHARED_DEVICE_BATCHES 2
 #define GPURSA_SHARED_FULL_BATCH 512
+
+#define GPURSA_METRICS_PATH_MAX 1024
+#define GPURSA_METRICS_INTERVAL_MIN_MS 10
+#define GPURSA_METRICS_INTERVAL_MAX_MS 3600000
 
 /* Configuration: the provider's openssl.cnf section, each overridable by GPURSA_<NAME>. */
 typedef struct {
@@ -54,9 +58,20 @@ typedef struct {
     unsigned device_batches;      /* device_batches = auto|1..16: batches in flight on
                                    * each device (0 = auto: 16; when shared through
                                    * MPS, 2 unless a batch is full: 512 items) */
+    char metrics_file[GPURSA_METRICS_PATH_MAX]; /* metrics_file: "" = off; an absolute
+                                   * path, %p = the process id (gpursa_metrics.c) */
+    unsigned metrics_interval_ms; /* metrics_interval_ms: between two writes */
 } gpursa_config;
 
 void gpursa_config_defaults(gpursa_config *cfg);
+
+/* Where an operation was computed, for the counters by key size: a gpu/
+ * backend (CUDA or host), the CPU workers, or the calling thread itself. */
+enum { GPURSA_PATH_GPU, GPURSA_PATH_HOST, GPURSA_PATH_CPU, GPURSA_PATH_INLINE, GPURSA_NPATHS };
+/* Key sizes counted apart: 1024, 2048, 3072, 4096 bits, and any other. */
+#define GPURSA_NSIZES 5
+/* Batch sizes: at most 1, 2, 4, ..., 2^20 items (max_batch's largest), more. */
+#define GPURSA_BATCH_BUCKETS 22
 
 /* Counters, readable as provider parameters and printed at unload with GPURSA_STATS=1. */
 typedef struct {
@@ -71,8 +86,25 @@ typedef struct {
     atomic_uint_fast64_t fb_gpu_error;       /* fallbacks: launch/copy failure, device lost */
     atomic_uint_fast64_t fb_no_device;       /* fallbacks: no usable device / backend cpu */
     atomic_uint_fast64_t fb_inline;          /* fallbacks: blocking caller computed inline */
+    atomic_uint_fast64_t recomputed;         /* results of a batch that failed (faults,
+                                              * bad items) recomputed on the CPU */
+    /* ops_gpu + ops_host + ops_cpu again, by path and key size (ops_cpu is
+     * GPURSA_PATH_CPU + GPURSA_PATH_INLINE): gpursa_stats_ops counts both */
+    atomic_uint_fast64_t ops_by_size[GPURSA_NPATHS][GPURSA_NSIZES];
+    atomic_uint_fast64_t batch_sizes[GPURSA_BATCH_BUCKETS]; /* batches by size (not cumulative) */
     struct gpursa_stages *stages;            /* NULL, or where GPU batches' stage times go */
 } gpursa_stats;
+
+/* Counts n operations of a key of len modulus bytes computed on path:
+ * ops_gpu, ops_host or ops_cpu, and ops_by_size. Relaxed atomics. */
+void gpursa_stats_ops(gpursa_stats *st, int path, size_t len, uint64_t n);
+/* Counts one batch of n items run by a gpu/ backend: batches, batch_items,
+ * batch_sizes. */
+void gpursa_stats_batch(gpursa_stats *st, size_t n);
+/* The batch_sizes bucket of a batch of n items, and the bits of a
+ * GPURSA_NSIZES index (0 for "other"). */
+unsigned gpursa_stats_batch_bucket(size_t n);
+int gpursa_stats_size_bits(int size_index);
 
 /*
  * Where a GPU request's time goes, for finding a latency tail (the provider
@@ -99,6 +131,7 @@ enum {
 typedef struct gpursa_stages {
     atomic_uint_fast64_t n[GPURSA_NSTAGES][GPURSA_STAGE_BUCKETS];   /* log-linear in µs */
     atomic_uint_fast64_t max_us[GPURSA_NSTAGES];
+    atomic_uint_fast64_t sum_us[GPURSA_NSTAGES];
 } gpursa_stages;
 
 /* Adds one (or count) observation of us microseconds to a stage. */
@@ -106,6 +139,14 @@ void gpursa_stages_add(gpursa_stages *h, int stage, uint64_t us, uint64_t count)
 /* Writes "name n=... p50=... p90=... p99=... p999=... max=..." per stage
  * (microseconds) to f, one line each, prefixed by prefix. */
 void gpursa_stages_print(const gpursa_stages *h, FILE *f, const char *prefix);
+/* The stage's name as gpursa_stages_print writes it. */
+const char *gpursa_stages_name(int stage);
+/* Observations of a stage below 2^e microseconds (4 <= e <= 33: bucket
+ * bounds of the log-linear histogram), and all of them (*count) with their
+ * sum (*sum_us), read once each for a consistent cumulative histogram:
+ * below[i] for e = e0 + i, i < nbelow. */
+void gpursa_stages_cumulative(const gpursa_stages *h, int stage, unsigned e0, unsigned nbelow,
+                              uint64_t *below, uint64_t *count, uint64_t *sum_us);
 
 typedef struct gpursa_queue gpursa_queue;
 typedef struct gpursa_queue_key gpursa_queue_key;
@@ -121,9 +162,10 @@ typedef int (*gpursa_cpu_private_fn)(void *arg, const unsigned char *in,
  * in a child after fork(), which never inherits the parent's dispatcher).
  *
  * ops: NULL picks the backend from cfg->backend (host, cuda, auto = cuda);
- * tests pass their own. Returns 1 and sets *out, or 0 on failure. With
- * backend=cpu (or auto/cuda when CUDA is not built) it returns 1 and sets
- * *out = NULL: the caller then uses its CPU path directly. stats must outlive
+ * tests and benchmarks pass their own. Returns 1 and sets *out, or 0 on
+ * failure. With backend=cpu (or auto/cuda when CUDA is not built) it returns
+ * 1 and sets *out = NULL: the caller then uses its CPU path directly (ops
+ * given: backend does not choose). stats must outlive
  * the queue; it is updated with relaxed atomics.
  */
 int gpursa_queue_new(const gpursa_config *cfg, gpursa_stats *stats,
@@ -176,6 +218,38 @@ unsigned gpursa_queue_inflight(gpursa_queue *q);
 /* Number of devices the running dispatcher uses (0 before the first operation
  * or when none opened). */
 int gpursa_queue_devices(gpursa_queue *q);
+/* Callers held back by max_inflight now (blocking threads and paused jobs). */
+unsigned gpursa_queue_waiting(gpursa_queue *q);
+/* The i-th device of the running dispatcher (i < gpursa_queue_devices()):
+ * its backend index, 1 while up (0 down: batches go to the CPU until it
+ * reopens), times it was reopened. 0 when there is no such device. */
+int gpursa_queue_device_state(gpursa_queue *q, int i, int *index, int *up, uint64_t *reopens);
+/* The backend's name ("cuda", "host"), or "cpu" without a queue. */
+const char *gpursa_queue_backend_name(gpursa_queue *q);
+
+/*
+ * Live metrics (gpursa_metrics.c): a thread of the process writes the
+ * counters, gauges and histograms in Prometheus' text format to
+ * cfg->metrics_file every cfg->metrics_interval_ms, atomically (a temporary
+ * file in the same folder, then rename). A child after fork() starts its own
+ * thread, writing its own file when the name has %p.
+ */
+typedef struct gpursa_metrics gpursa_metrics;
+/* pattern with %p replaced by pid and %% by %: 1, or 0 when it is not an
+ * absolute path, has another % sequence or does not fit in outlen. */
+int gpursa_metrics_path(const char *pattern, long pid, char *out, size_t outlen);
+/* Can this process write files in pattern's folder? 1, or 0 with errno set. */
+int gpursa_metrics_probe(const char *pattern);
+/* Writes the file once, then starts the thread. stats (and q, which may be
+ * NULL) must outlive it. 1 and *out, or 0 with errno set (nothing started). */
+int gpursa_metrics_start(const gpursa_config *cfg, gpursa_stats *stats, gpursa_queue *q,
+                         gpursa_metrics **out);
+/* Stops and joins the thread; then a file named with %p is removed (its
+ * process is going), any other gets a last write. NULL is a no-op. */
+void gpursa_metrics_stop(gpursa_metrics *m);
+/* The exposition text now, into buf (NUL-terminated): its length, or the
+ * length it needs (>= len) when buf is too small. */
+size_t gpursa_metrics_format(gpursa_metrics *m, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,8 @@
 /*
  * Stage times of GPU requests (gpursa_stages in gpursa_queue.h): log-linear
  * histograms in microseconds, 8 buckets per power of two (12.5 % steps),
- * exact below 16 µs. Filled with relaxed atomics by the runners; read once,
- * at unload.
+ * exact below 16 µs. Filled with relaxed atomics by the runners; read at
+ * unload (GPURSA_STATS=2) and by the metrics thread (metrics_file).
  */
 #include "queue/gpursa_queue.h"
 
@@ -40,11 +40,39 @@ void gpursa_stages_add(gpursa_stages *h, int stage, uint64_t us, uint64_t count)
     if (h == NULL || stage < 0 || stage >= GPURSA_NSTAGES || count == 0)
         return;
     atomic_fetch_add_explicit(&h->n[stage][gpursa_stage_bucket(us)], count, memory_order_relaxed);
+    atomic_fetch_add_explicit(&h->sum_us[stage], us * count, memory_order_relaxed);
     m = atomic_load_explicit(&h->max_us[stage], memory_order_relaxed);
     while (us > m && !atomic_compare_exchange_weak_explicit(&h->max_us[stage], &m, us,
                                                             memory_order_relaxed,
                                                             memory_order_relaxed))
         ;
+}
+
+const char *gpursa_stages_name(int stage)
+{
+    return stage >= 0 && stage < GPURSA_NSTAGES ? gpursa_stage_names[stage] : "?";
+}
+
+void gpursa_stages_cumulative(const gpursa_stages *h, int stage, unsigned e0, unsigned nbelow,
+                              uint64_t *below, uint64_t *count, uint64_t *sum_us)
+{
+    uint64_t seen = 0;
+    unsigned i, k = 0;
+
+    *count = *sum_us = 0;
+    if (h == NULL || stage < 0 || stage >= GPURSA_NSTAGES)
+        return;
+    /* The sum first: an observation counted meanwhile only adds to count. */
+    *sum_us = atomic_load_explicit(&h->sum_us[stage], memory_order_relaxed);
+    for (i = 0; i < GPURSA_STAGE_BUCKETS; i++) {
+        /* buckets below the one where 2^e starts: all values below 2^e */
+        while (k < nbelow && gpursa_stage_bucket((uint64_t)1 << (e0 + k)) <= i)
+            below[k++] = seen;
+        seen += atomic_load_explicit(&h->n[stage][i], memory_order_relaxed);
+    }
+    while (k < nbelow)
+        below[k++] = seen;
+    *count = seen;
 }
 
 static uint64_t gpursa_stage_quantile(const uint64_t *b, uint64_t total, double q)

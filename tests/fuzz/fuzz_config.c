@@ -24,7 +24,7 @@
 static const char *const config_keys[] = {
     "backend", "devices", "max_batch", "min_gpu_batch", "max_wait_us", "max_inflight",
     "log_level", "variant", "cpu_fallback", "stats", "identity", "nonsense", "MAX_BATCH", "log-level",
-    "device_batches",
+    "device_batches", "metrics_file", "metrics_interval_ms",
 };
 #define NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
 
@@ -36,6 +36,9 @@ static const char *const config_words[] = {
     "abc", "imad", "xmad", "fast", "coop", "always", "never", "AUTO", "Host", "yes", "no",
     "true", "${ENV::HOME}", "16", "17",
     "$nonsense", "\"quoted\"", "1;2", "%s%s%s%n",
+    /* metrics_file: a working one (%p: removed at unload), and bad ones */
+    "/tmp/gpursa-fuzz-metrics-%p.prom", "/nonexistent-gpursa/m.prom", "/tmp/", "m.prom",
+    "/tmp/m-%%-%p-%", "9", "10", "3600000", "3600001",
 };
 #define NWORDS (sizeof(config_words) / sizeof(config_words[0]))
 
@@ -146,6 +149,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 pairs[i].value[j] = raw[j] == 0 || raw[j] == '\n' || raw[j] == '\r'
                     ? ' ' : (char)raw[j];
             pairs[i].value[len] = '\0';
+            /* Random bytes must not name a writable folder (the fuzzer runs
+             * as root): under a missing one they reach the path parser and
+             * the folder check, and nothing is written. */
+            if (strcmp(pairs[i].key, "metrics_file") == 0) {
+                char v[sizeof(pairs[i].value)];
+
+                snprintf(v, sizeof(v), "/nonexistent-gpursa-fuzz/%s", pairs[i].value);
+                memcpy(pairs[i].value, v, sizeof(v));
+            }
         }
     }
     if (use_env)

@@ -136,4 +136,8 @@ cf() { local name=$1; shift; cat >"$out/config/$name"; }
 { bytes 0 1; pair variant fast; } | cf env-variant
 { bytes 1 1; bytes "$(ck nonsense)" 4; printf 'x=\\y'; } | cf cnf-unknown-key
 { bytes 0 1; bytes "$(ck max_wait_us)" 20; printf '9%.0s' $(seq 20); } | cf env-overflow
+{ bytes 4 2; pair metrics_file /tmp/gpursa-fuzz-metrics-%p.prom; pair metrics_interval_ms 10; } |
+    cf env-metrics-file-sign
+{ bytes 9 1; pair metrics_file /nonexistent-gpursa/m.prom; } | cf cnf-bad-metrics-folder
+{ bytes 0 1; pair metrics_interval_ms 9; } | cf env-bad-metrics-interval
 echo "seeds: $(find "$out" -type f | wc -l) files, $(du -sk "$out" | cut -f1) KiB in $out"

@@ -30,7 +30,8 @@ static const char *const stat_names[] = {
 static const char *const config_env[] = {
     "GPURSA_BACKEND", "GPURSA_DEVICES", "GPURSA_MAX_BATCH", "GPURSA_MIN_GPU_BATCH",
     "GPURSA_MAX_WAIT_US", "GPURSA_MAX_INFLIGHT", "GPURSA_LOG_LEVEL", "GPURSA_VARIANT",
-    "GPURSA_STATS", "GPURSA_CPU_FALLBACK", "GPURSA_DEVICE_BATCHES",
+    "GPURSA_STATS", "GPURSA_CPU_FALLBACK", "GPURSA_DEVICE_BATCHES", "GPURSA_METRICS_FILE",
+    "GPURSA_METRICS_INTERVAL_MS",
 };
 
 static void clear_config_env(void)
@@ -225,6 +226,16 @@ static const struct {
     { "GPURSA_DEVICE_BATCHES", "0" },
     { "GPURSA_DEVICE_BATCHES", "17" },
     { "GPURSA_DEVICE_BATCHES", "two" },
+    { "GPURSA_METRICS_FILE", "gpursa.prom" },                 /* relative */
+    { "GPURSA_METRICS_FILE", "/nonexistent-gpursa/m.prom" },  /* no such folder */
+    { "GPURSA_METRICS_FILE", "/dev/null/m.prom" },            /* not a folder */
+    { "GPURSA_METRICS_FILE", "/tmp/" },                       /* no file name */
+    { "GPURSA_METRICS_FILE", "/tmp/m-%d.prom" },              /* only %p and %% */
+    { "GPURSA_METRICS_FILE", "/tmp/m-%" },
+    { "GPURSA_METRICS_INTERVAL_MS", "9" },
+    { "GPURSA_METRICS_INTERVAL_MS", "3600001" },
+    { "GPURSA_METRICS_INTERVAL_MS", "10s" },
+    { "GPURSA_METRICS_INTERVAL_MS", "" },
 };
 
 /* 1 if some queued error's data mentions both a and b; empties the queue. */
@@ -265,7 +276,8 @@ START_TEST(test_good_config_values_load)
         { "GPURSA_MAX_BATCH", "1048576" }, { "GPURSA_MIN_GPU_BATCH", "-1" },
         { "GPURSA_MAX_WAIT_US", "0" }, { "GPURSA_MAX_INFLIGHT", "1" },
         { "GPURSA_LOG_LEVEL", "0" }, { "GPURSA_VARIANT", "xmad" },
-        { "GPURSA_DEVICE_BATCHES", "16" },
+        { "GPURSA_DEVICE_BATCHES", "16" }, { "GPURSA_METRICS_INTERVAL_MS", "10" },
+        { "GPURSA_METRICS_FILE", "" },
     };
     OSSL_LIB_CTX *ctx = OSSL_LIB_CTX_new();
     OSSL_PROVIDER *prov;
@@ -278,6 +290,28 @@ START_TEST(test_good_config_values_load)
     ck_assert_str_eq(backend_of(prov), "cpu");
     OSSL_PROVIDER_unload(prov);
     OSSL_LIB_CTX_free(ctx);
+}
+END_TEST
+
+/* metrics_file: %p is the process id, %% a %; a %p file goes at unload. */
+START_TEST(test_metrics_file_name_expands)
+{
+    char dir[] = "/tmp/gpursa-metrics-name-XXXXXX", pattern[96], file[96];
+    OSSL_LIB_CTX *ctx = OSSL_LIB_CTX_new();
+    OSSL_PROVIDER *prov;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(pattern, sizeof(pattern), "%s/100%%%%-%%p.prom", dir);
+    snprintf(file, sizeof(file), "%s/100%%-%ld.prom", dir, (long)getpid());
+    setenv("GPURSA_BACKEND", "cpu", 1);
+    setenv("GPURSA_METRICS_FILE", pattern, 1);
+    prov = OSSL_PROVIDER_load(ctx, "gpursa");
+    ck_assert_ptr_nonnull(prov);
+    ck_assert_msg(access(file, R_OK) == 0, "%s: not there", file);
+    OSSL_PROVIDER_unload(prov);
+    OSSL_LIB_CTX_free(ctx);
+    ck_assert_int_ne(access(file, F_OK), 0);
+    ck_assert_int_eq(rmdir(dir), 0);            /* nothing else left in it */
 }
 END_TEST
 
@@ -317,6 +351,30 @@ START_TEST(test_cnf_values_are_read)
      * the error text is checked through the environment above) */
     ck_assert_ptr_null(load_with_cnf(ctx, "max_wait_us = 99999999\n"));
     OSSL_LIB_CTX_free(ctx);
+    ctx = OSSL_LIB_CTX_new();
+    ck_assert_ptr_null(load_with_cnf(ctx, "metrics_file = /nonexistent-gpursa/m.prom\n"));
+    OSSL_LIB_CTX_free(ctx);
+}
+END_TEST
+
+/* metrics_file from openssl.cnf: the file is there once gpursa is loaded. */
+START_TEST(test_cnf_metrics_file_is_written)
+{
+    char dir[] = "/tmp/gpursa-cnf-metrics-XXXXXX", section[256], file[128];
+    OSSL_LIB_CTX *ctx = OSSL_LIB_CTX_new();
+    OSSL_PROVIDER *prov;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(file, sizeof(file), "%s/gpursa.prom", dir);
+    snprintf(section, sizeof(section), "backend = cpu\nmetrics_file = %s\n"
+             "metrics_interval_ms = 60000\n", file);
+    prov = load_with_cnf(ctx, section);
+    ck_assert_ptr_nonnull(prov);
+    ck_assert_int_eq(access(file, R_OK), 0);
+    OSSL_PROVIDER_unload(prov);
+    OSSL_LIB_CTX_free(ctx);
+    unlink(file);
+    ck_assert_int_eq(rmdir(dir), 0);            /* nothing else left in it */
 }
 END_TEST
 
@@ -404,8 +462,10 @@ static Suite *make_provider_suite(void)
     tcase_add_loop_test(tc, test_bad_config_value_fails_load, 0,
                         (int)(sizeof(bad_config) / sizeof(bad_config[0])));
     tcase_add_test(tc, test_good_config_values_load);
+    tcase_add_test(tc, test_metrics_file_name_expands);
     tcase_add_test(tc, test_cnf_values_are_read);
     tcase_add_test(tc, test_env_overrides_cnf);
+    tcase_add_test(tc, test_cnf_metrics_file_is_written);
     tcase_add_test(tc, test_fallback_without_default_provider);
     tcase_add_test(tc, test_fallback_with_default_loaded_after);
     if (cipher)

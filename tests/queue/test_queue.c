@@ -26,8 +26,10 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/rsa.h>
+#include "config.h"
 #include "queue/gpursa_queue.h"
-#include "queue/gpursa_queue_int.h"   /* gpursa_bench_instant_backend */
+#include "queue/gpursa_queue_int.h"   /* gpursa_cpu_stat_parse */
+#include "bench/gpursa_bench_instant.h"
 #include "tests/queue/fake_backend.h"
 
 /* ---- keys and the CPU path ------------------------------------------------ */
@@ -449,20 +451,37 @@ START_TEST(test_deadline_flush_partial_batch_after_max_wait)
 END_TEST
 
 static atomic_int sampler_stop;
-static atomic_uint sampler_max;
+static atomic_uint sampler_max, sampler_waiting_max;
 
+/* The most requests in flight, and callers held back, seen meanwhile. */
 static void *sampler(void *arg)
 {
     gpursa_queue *q = arg;
 
     while (!atomic_load(&sampler_stop)) {
-        unsigned v = gpursa_queue_inflight(q);
+        unsigned v = gpursa_queue_inflight(q), w = gpursa_queue_waiting(q);
 
         if (v > atomic_load(&sampler_max))
             atomic_store(&sampler_max, v);
+        if (w > atomic_load(&sampler_waiting_max))
+            atomic_store(&sampler_waiting_max, w);
         usleep(200);
     }
     return NULL;
+}
+
+static void sampler_start(pthread_t *th, gpursa_queue *q)
+{
+    atomic_store(&sampler_stop, 0);
+    atomic_store(&sampler_max, 0);
+    atomic_store(&sampler_waiting_max, 0);
+    ck_assert_int_eq(pthread_create(th, NULL, sampler, q), 0);
+}
+
+static void sampler_stop_join(pthread_t th)
+{
+    atomic_store(&sampler_stop, 1);
+    pthread_join(th, NULL);
 }
 
 START_TEST(test_backpressure_bounds_inflight_blocking_threads)
@@ -476,13 +495,14 @@ START_TEST(test_backpressure_bounds_inflight_blocking_threads)
     fake.batch_delay_us = 20000;
     q = mkq(&fake_ops, 4, 1000, 1, 4);
     qk = mkkey(q, k);
-    atomic_store(&sampler_stop, 0);
-    atomic_store(&sampler_max, 0);
-    pthread_create(&th, NULL, sampler, q);
+    sampler_start(&th, q);
     ck_assert_int_eq(run_threads(q, &qk, &k, 1, 16, 10), 0);
-    atomic_store(&sampler_stop, 1);
-    pthread_join(th, NULL);
+    sampler_stop_join(th);
     ck_assert_uint_le(atomic_load(&sampler_max), 4);
+    /* twelve threads or more wait most of the time: the metrics' gauge shows them */
+    ck_assert_uint_gt(atomic_load(&sampler_waiting_max), 0);
+    ck_assert_uint_le(atomic_load(&sampler_waiting_max), 12);
+    ck_assert_uint_eq(gpursa_queue_waiting(q), 0);
     ck_assert_int_le(atomic_load(&fake.max_items), 4);
     ck_assert_uint_eq(ops_total(), 160);
     ck_assert_uint_eq(gpursa_queue_inflight(q), 0);
@@ -496,12 +516,19 @@ START_TEST(test_backpressure_async_jobs_pause_and_retry)
     gpursa_queue *q;
     gpursa_queue_key *qk;
 
+    pthread_t th;
+
     fake_reset();
     fake.batch_delay_us = 2000;
     q = mkq(&fake_ops, 16, 500, 1, 20);
     qk = mkkey(q, &keys[0]);
+    sampler_start(&th, q);
     ck_assert_int_eq(run_async(q, qk, &keys[0], 200, 2), 0);
+    sampler_stop_join(th);
     ck_assert_int_le(atomic_load(&fake.max_items), 20);
+    /* jobs paused at the bound are callers held back too */
+    ck_assert_uint_gt(atomic_load(&sampler_waiting_max), 0);
+    ck_assert_uint_eq(gpursa_queue_waiting(q), 0);
     ck_assert_uint_eq(ops_total(), 400);
     gpursa_queue_key_free(qk);
     gpursa_queue_free(q);
@@ -1431,7 +1458,7 @@ START_TEST(test_blinding_pools_serve_more_keys_than_they_hold)
 }
 END_TEST
 
-/* ---- the benchmark-only instant backend ------------------------------------------ */
+/* ---- the benchmark-only instant backend (bench/) --------------------------------- */
 
 /* Straight through the ops table: inputs repeated inside a batch and across
  * batches (cache hits) and new ones (computed, checked, stored) all come
@@ -1542,6 +1569,144 @@ START_TEST(test_backend_cpu_means_no_queue)
 }
 END_TEST
 
+/* ---- live metrics (queue/gpursa_metrics.c) ------------------------------ */
+
+static char metrics_dir[64];
+
+/* A metrics writer for q's stats: its %p file, in a fresh folder, is written
+ * at start and then only after an hour, so the tests read the text itself. */
+static gpursa_metrics *mkmetrics(gpursa_queue *q)
+{
+    gpursa_config cfg;
+    gpursa_metrics *m = NULL;
+
+    gpursa_config_defaults(&cfg);
+    strcpy(metrics_dir, "/tmp/gpursa-qmetrics-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(metrics_dir));
+    snprintf(cfg.metrics_file, sizeof(cfg.metrics_file), "%s/m-%%p.prom", metrics_dir);
+    cfg.metrics_interval_ms = GPURSA_METRICS_INTERVAL_MAX_MS;
+    ck_assert_int_eq(gpursa_metrics_start(&cfg, &stats, q, &m), 1);
+    return m;
+}
+
+/* Stops it: its %p file goes, so the folder is empty. */
+static void metrics_free(gpursa_metrics *m)
+{
+    gpursa_metrics_stop(m);
+    ck_assert_int_eq(rmdir(metrics_dir), 0);
+}
+
+/* The value of the sample whose name and labels are series; -1 if none. */
+static long long metric(gpursa_metrics *m, const char *series)
+{
+    static char buf[1 << 18];
+    char key[256];
+    const char *p;
+
+    ck_assert_uint_lt(gpursa_metrics_format(m, buf, sizeof(buf)), sizeof(buf));
+    snprintf(key, sizeof(key), "\n%s ", series);
+    if ((p = strstr(buf, key)) == NULL)
+        return -1;
+    return strtoll(p + strlen(key), NULL, 10);
+}
+
+START_TEST(test_metrics_match_counters_and_batch_sizes)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk[2];
+    tkey *k[2] = { &keys[0], &keys[2] };
+    gpursa_metrics *m;
+    long long cum = 0, b1024 = 0, b2048 = 0;
+    char series[128];
+    int n = 8 * 100 / scale, nb;
+
+    fake_reset();
+    fake.fault_permille = 100;
+    q = mkq(&fake_ops, 32, 1000, 1, 1024);
+    qk[0] = mkkey(q, k[0]);
+    qk[1] = mkkey(q, k[1]);
+    m = mkmetrics(q);
+    ck_assert_int_eq(run_threads(q, qk, k, 2, 8, n / 8), 0);
+    for (int p = 0; p < 4; p++) {
+        static const char *const paths[] = { "gpu", "host", "cpu", "inline" };
+
+        snprintf(series, sizeof(series), "gpursa_operations_total{path=\"%s\",key_bits=\"1024\"}",
+                 paths[p]);
+        b1024 += metric(m, series);
+        snprintf(series, sizeof(series), "gpursa_operations_total{path=\"%s\",key_bits=\"2048\"}",
+                 paths[p]);
+        b2048 += metric(m, series);
+    }
+    ck_assert(b1024 > 0 && b2048 > 0);
+    ck_assert_int_eq(b1024 + b2048, n / 8 * 8);
+    ck_assert_int_eq(metric(m, "gpursa_operations_total{path=\"gpu\",key_bits=\"1024\"}")
+                     + metric(m, "gpursa_operations_total{path=\"gpu\",key_bits=\"2048\"}"),
+                     (long long)atomic_load(&stats.ops_gpu));
+    /* every faulty result counted, and recomputed on the CPU */
+    ck_assert(atomic_load(&fake.faults) > 0);
+    ck_assert_int_eq(metric(m, "gpursa_faults_detected_total"), atomic_load(&fake.faults));
+    ck_assert_int_eq(metric(m, "gpursa_faults_recomputed_total"), atomic_load(&fake.faults));
+    /* the batch sizes: the backend's own log of every batch, cumulated */
+    nb = atomic_load(&fake.batches);
+    ck_assert_int_eq(metric(m, "gpursa_batches_total"), nb);
+    for (unsigned i = 0; i <= 20; i++) {
+        long long want = 0;
+
+        for (int j = 0; j < nb; j++)
+            want += fake.log[j] <= (1 << i);
+        snprintf(series, sizeof(series), "gpursa_batch_size_bucket{le=\"%u\"}", 1u << i);
+        ck_assert_int_eq(metric(m, series), want);
+        cum = want;
+    }
+    ck_assert_int_eq(metric(m, "gpursa_batch_size_bucket{le=\"+Inf\"}"), cum);
+    ck_assert_int_eq(metric(m, "gpursa_batch_size_count"), nb);
+    ck_assert_int_eq(metric(m, "gpursa_batch_size_sum"), atomic_load(&fake.items));
+    ck_assert_int_eq(metric(m, "gpursa_requests_in_flight"), 0);
+    ck_assert_int_eq(metric(m, "gpursa_info{version=\"" PACKAGE_VERSION "\",backend=\"fake\"}"), 1);
+    metrics_free(m);
+    gpursa_queue_key_free(qk[0]);
+    gpursa_queue_key_free(qk[1]);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+START_TEST(test_metrics_device_down_then_reopened)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    tkey *k = &keys[0];
+    gpursa_metrics *m;
+    uint64_t t0;
+
+    fake_reset();
+    q = mkq(&fake_ops, 8, 500, 1, 1024);
+    qk = mkkey(q, k);
+    m = mkmetrics(q);
+    ck_assert_int_eq(metric(m, "gpursa_device_up{device=\"0\"}"), -1);   /* not started */
+    ck_assert_int_eq(run_async(q, qk, k, 8, 1), 0);
+    ck_assert_int_eq(metric(m, "gpursa_device_up{device=\"0\"}"), 1);
+    ck_assert_int_eq(metric(m, "gpursa_device_reopens_total{device=\"0\"}"), 0);
+    /* lost, and it does not come back while reopening fails */
+    atomic_store(&fake.open_fail, 1000000);
+    atomic_store(&fake.lost_next, 1);
+    ck_assert_int_eq(run_async(q, qk, k, 8, 1), 0);
+    ck_assert_int_eq(metric(m, "gpursa_device_up{device=\"0\"}"), 0);
+    ck_assert_int_eq(metric(m, "gpursa_device_reopens_total{device=\"0\"}"), 0);
+    atomic_store(&fake.open_fail, 0);
+    t0 = now_ns();
+    while (atomic_load(&fake.opens) < 2 && now_ns() - t0 < 30000000000ull) {
+        ck_assert_int_eq(run_async(q, qk, k, 4, 1), 0);
+        usleep(2000);
+    }
+    ck_assert_int_eq(atomic_load(&fake.opens), 2);
+    ck_assert_int_eq(metric(m, "gpursa_device_up{device=\"0\"}"), 1);
+    ck_assert_int_eq(metric(m, "gpursa_device_reopens_total{device=\"0\"}"), 1);
+    metrics_free(m);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
 static Suite *queue_suite(void)
 {
     Suite *s = suite_create("queue");
@@ -1575,6 +1740,12 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_key_refused_by_backend_goes_to_cpu);
     tcase_add_test(tc, test_no_device_all_on_cpu);
     tcase_add_test(tc, test_unsupported_key_goes_to_cpu);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("metrics");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_metrics_match_counters_and_batch_sizes);
+    tcase_add_test(tc, test_metrics_device_down_then_reopened);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("async");

@@ -13,6 +13,10 @@
  *      default's methods, so default must outlive the unload until gpursa
  *      lets go of it).
  *
+ *   4. as 1, with metrics_file set: its thread is joined (the process has
+ *      the threads it had before the load), and the last write at teardown
+ *      holds the one signature, with no temporary file left beside it.
+ *
  * Each case checks the stats line (teardown ran, cpu=1: the fallback did
  * the signature). In the ASan tree LeakSanitizer checks at exit that the
  * teardown freed everything.
@@ -27,13 +31,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <unistd.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/provider.h>
 #include <openssl/rsa.h>
 
-enum { VIA_CONFIG, UNLOAD_GPURSA_FIRST, UNLOAD_DEFAULT_FIRST };
+enum { VIA_CONFIG, UNLOAD_GPURSA_FIRST, UNLOAD_DEFAULT_FIRST, VIA_CONFIG_METRICS };
 
 /* Sign with a key imported into gpursa; verify with the default provider. */
 static int sign_through_gpursa(OSSL_LIB_CTX *lc)
@@ -65,7 +70,8 @@ static int sign_through_gpursa(OSSL_LIB_CTX *lc)
     return ok;
 }
 
-static int write_config(char *path)
+/* metrics: the metrics file, or NULL for none. */
+static int write_config(char *path, const char *metrics)
 {
     int fd = mkstemp(path);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -75,7 +81,47 @@ static int write_config(char *path)
     fputs("openssl_conf = init\n[init]\nproviders = provs\n"
           "[provs]\ndefault = dflt\ngpursa = gp\n"
           "[dflt]\nactivate = 1\n[gp]\nactivate = 1\nbackend = cpu\n", f);
+    if (metrics != NULL)
+        fprintf(f, "metrics_file = %s\nmetrics_interval_ms = 10\n", metrics);
     return fclose(f) == 0;
+}
+
+/* Entries of a folder (threads in /proc/self/task, files), -1 on error. */
+static int dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    if (d == NULL)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/* After teardown: the threads are those before the load, and the metrics
+ * folder holds only the file, whose last write counted the signature. */
+static int metrics_after(const char *mdir, const char *mfile, int threads_before)
+{
+    char text[65536];
+    FILE *f = fopen(mfile, "r");
+    size_t n = f != NULL ? fread(text, 1, sizeof(text) - 1, f) : 0;
+    int ok;
+
+    if (f != NULL)
+        fclose(f);
+    text[n] = '\0';
+    ok = dir_entries("/proc/self/task") == threads_before && dir_entries(mdir) == 1
+         && strstr(text, "\ngpursa_operations_total{path=\"inline\",key_bits=\"1024\"} 1\n")
+            != NULL;
+    if (!ok)
+        fprintf(stderr, "threads %d (before %d), files %d, %s:\n%.400s\n",
+                dir_entries("/proc/self/task"), threads_before, dir_entries(mdir), mfile, text);
+    unlink(mfile);
+    rmdir(mdir);
+    return ok;
 }
 
 /* 1: torn down with the stats line; 0: not; -1: setup failed. */
@@ -84,14 +130,20 @@ static int run(int how)
     OSSL_LIB_CTX *lc = OSSL_LIB_CTX_new();
     OSSL_PROVIDER *dflt = NULL, *gp = NULL;
     char cnf[] = "/tmp/gpursa-libctx-cnf-XXXXXX", path[] = "/tmp/gpursa-libctx-XXXXXX";
-    char buf[4096];
-    int fd, saved, ok;
+    char buf[4096], mdir[] = "/tmp/gpursa-libctx-metrics-XXXXXX", mfile[64] = "";
+    int fd, saved, ok, threads = dir_entries("/proc/self/task");
     ssize_t n;
 
     if (lc == NULL)
         return -1;
-    if (how == VIA_CONFIG) {
-        ok = write_config(cnf) && OSSL_LIB_CTX_load_config(lc, cnf) > 0
+    if (how == VIA_CONFIG_METRICS) {
+        if (mkdtemp(mdir) == NULL)
+            return -1;
+        snprintf(mfile, sizeof(mfile), "%s/gpursa.prom", mdir);
+    }
+    if (how == VIA_CONFIG || how == VIA_CONFIG_METRICS) {
+        ok = write_config(cnf, mfile[0] != '\0' ? mfile : NULL)
+            && OSSL_LIB_CTX_load_config(lc, cnf) > 0
             && OSSL_PROVIDER_available(lc, "gpursa") && OSSL_PROVIDER_available(lc, "default");
         unlink(cnf);
     } else {
@@ -120,6 +172,8 @@ static int run(int how)
     unlink(path);
     buf[n > 0 ? n : 0] = '\0';
     fputs(buf, stderr);
+    if (how == VIA_CONFIG_METRICS && !metrics_after(mdir, mfile, threads))
+        return 0;
     return strstr(buf, "gpursa: ops gpu=0 host=0 cpu=1 ") != NULL;
 }
 
@@ -129,13 +183,14 @@ int main(void)
         "an openssl.cnf activated default and gpursa; OSSL_LIB_CTX_free alone",
         "OSSL_PROVIDER_unload of gpursa, then default, then OSSL_LIB_CTX_free",
         "OSSL_PROVIDER_unload of default, then gpursa, then OSSL_LIB_CTX_free",
+        "as the first, with metrics_file: its thread joined, its last write made",
     };
     int how, r, failed = 0;
 
     setenv("GPURSA_STATS", "1", 1);
     setenv("GPURSA_BACKEND", "cpu", 1);
-    printf("1..3\n");
-    for (how = VIA_CONFIG; how <= UNLOAD_DEFAULT_FIRST; how++) {
+    printf("1..4\n");
+    for (how = VIA_CONFIG; how <= VIA_CONFIG_METRICS; how++) {
         r = run(how);
         if (r < 0)
             ERR_print_errors_fp(stdout);

@@ -358,6 +358,103 @@ tls_load_stop() {
     return 0
 }
 
+# ---- live metrics (metrics_file) ----
+
+# tls_metrics_check FILE: FILE is whole Prometheus text (each line a HELP, TYPE or sample
+# line, "# EOF" last; tests/provider/test_metrics.c parses it strictly); prints the sum of
+# its gpursa_operations_total samples.
+tls_metrics_check() {
+    awk '
+        /^# EOF$/ { eof = NR; next }
+        eof { bad = "text after # EOF"; exit }
+        /^# (HELP|TYPE) gpursa_[a-zA-Z0-9_]+ / { next }
+        /^gpursa_[a-zA-Z0-9_]+(\{[a-zA-Z_][a-zA-Z0-9_]*="[^"]*"(,[a-zA-Z_][a-zA-Z0-9_]*="[^"]*")*\})? ([0-9]+(\.[0-9]+)?|\+Inf)$/ {
+            if ($1 ~ /^gpursa_operations_total/) ops += $2
+            next
+        }
+        { bad = "line " NR ": " $0; exit }
+        END {
+            if (bad == "" && !eof) bad = "no # EOF line"
+            if (bad != "") { print "bad " bad; exit 1 }
+            print ops + 0
+        }' "$1"
+}
+
+# tls_metrics_sum DIR: copies each *.prom file of DIR at once (each is replaced whole, never
+# rewritten), checks the copy with tls_metrics_check and prints "FILES OPERATIONS".
+tls_metrics_sum() {
+    local f files=0 total=0 ops
+    for f in "$1"/*.prom; do
+        [ -e "$f" ] || continue
+        cp "$f" "$1/snapshot" 2>/dev/null || continue    # gone meanwhile: its process exited
+        ops=$(tls_metrics_check "$1/snapshot") || tls_fail "metrics file $f: $ops"
+        files=$((files + 1))
+        total=$((total + ops))
+    done
+    echo "$files $total"
+}
+
+# tls_test_metrics: gpursa writes its metrics while the server runs. HAProxy (one process)
+# writes gpursa.prom; nginx's master and each worker write their own gpursa-PID.prom, a
+# worker's from its own thread started at the fork. The files are there once the server
+# started, valid, and their operation counters rise while clients make handshakes. After a
+# graceful stop HAProxy's last write (at gpursa's unload) equals gpursa's stats line, and
+# nginx's processes have removed their files.
+tls_test_metrics() {
+    local dir=$TLS_WORK/metrics files=1 want ops last rises=0 i lines gpu host cpu
+    mkdir "$dir" && chmod 777 "$dir" || tls_fail "mkdir $dir"    # nginx workers: nobody
+    export GPURSA_METRICS_INTERVAL_MS=200 GPURSA_METRICS_FILE=$dir/gpursa.prom
+    if [ "$TLS_SERVER" = nginx ]; then
+        GPURSA_METRICS_FILE=$dir/gpursa-%p.prom
+        files=$((1 + ${TLS_WORKERS:-2}))
+    fi
+    tls_start
+    for i in $(seq 100); do
+        read -r want last <<<"$(tls_metrics_sum "$dir")"
+        [ "$want" = "$files" ] && break
+        sleep 0.1
+    done
+    [ "$want" = "$files" ] || tls_fail "$want metrics files once $TLS_SERVER started, not $files"
+    tls_note "$files metrics file(s): $(cd "$dir" && echo *.prom)"
+    tls_load_start 20
+    for i in $(seq 300); do
+        sleep 0.1
+        read -r want ops <<<"$(tls_metrics_sum "$dir")"
+        [ "$want" = "$files" ] || tls_fail "$want metrics files under load, not $files"
+        [ "$ops" -ge "$last" ] || tls_fail "operations went down: $last, then $ops"
+        if [ "$ops" -gt "$last" ]; then
+            rises=$((rises + 1))
+            tls_note "metrics files: $ops operations"
+        fi
+        last=$ops
+        [ "$rises" -ge 5 ] && break
+    done
+    tls_load_stop
+    tls_alive
+    [ "$rises" -ge 5 ] || tls_fail "operations in the metrics files rose $rises times in 30 s"
+    tls_note "the last snapshot under load, its non-zero samples but histogram buckets:"
+    grep -v -e '^#' -e '_bucket{' "$dir/snapshot" | awk '$2 != 0' | sed 's/^/#   /'
+    tls_stop "$(tls_soft_signal)"
+    [ "$TLS_STATUS" = 0 ] || tls_fail "$TLS_SERVER exit status $TLS_STATUS"
+    read -r lines gpu host cpu <<<"$(tls_stats)"
+    if [ "$TLS_SERVER" = nginx ]; then
+        [ "$lines" = "$files" ] || tls_fail "$lines stats lines from $files processes"
+        read -r want ops <<<"$(tls_metrics_sum "$dir")"
+        [ "$want" = 0 ] || tls_fail "$want metrics files left after the stop"
+        [ "$last" -le $((gpu + host + cpu)) ] ||
+            tls_fail "metrics files counted $last operations, the stats lines $((gpu + host + cpu))"
+        tls_note "each process removed its metrics file at exit"
+    elif [ "$lines" -ge 1 ]; then
+        read -r want ops <<<"$(tls_metrics_sum "$dir")"
+        [ "$ops" = $((gpu + host + cpu)) ] ||
+            tls_fail "last metrics write: $ops operations, stats line $((gpu + host + cpu))"
+        tls_note "last metrics write: $ops operations, as the stats line"
+    else
+        tls_note "no gpursa stats line: HAProxy abandoned paused ASYNC jobs holding gpursa"
+    fi
+    unset GPURSA_METRICS_FILE GPURSA_METRICS_INTERVAL_MS
+}
+
 # ---- the tests, the same for both servers ----
 
 # The signal for a graceful stop: HAProxy's soft-stop, nginx's graceful shutdown.
