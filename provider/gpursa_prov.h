@@ -63,6 +63,9 @@ struct gpursa_prov_ctx {
     OSSL_PROVIDER *fallback_default;
     void *fallback_lock;           /* CRYPTO_RWLOCK for fallback_ready/fallback_default */
     int fallback_ready;            /* RSA is fetchable from libctx without gpursa */
+    /* the PSS salt length the default provider signs with when none is set
+     * (RSA_PSS_SALTLEN_*); 0 until asked, by the first signature context */
+    atomic_int pss_default_saltlen;
 };
 
 /* Make sure the fallback libctx can do RSA without gpursa (loads "default" into

@@ -90,6 +90,47 @@ static int sig_digest_copy(SIG_DIGEST *dst, const SIG_DIGEST *src)
     return 1;
 }
 
+/*
+ * The PSS salt length to sign with when the caller sets none: whatever the
+ * running libcrypto's default provider uses, so that a signature through
+ * gpursa is the one the application's own OpenSSL would make. That is "auto"
+ * (the maximum) in OpenSSL 3.0 and "auto-digestmax" (the digest length, capped
+ * by the maximum) from 3.1. The default provider is asked once, through a
+ * verify context on the first key (its default is the same for signing);
+ * without a key, or if asking fails, the running library's version decides.
+ */
+static int sig_default_saltlen(GPURSA_PROV_CTX *provctx, GPURSA_KEY *key)
+{
+    int saltlen = atomic_load(&provctx->pss_default_saltlen), pad = RSA_PKCS1_PSS_PADDING;
+    OSSL_PARAM set[] = { OSSL_PARAM_int(OSSL_SIGNATURE_PARAM_PAD_MODE, &pad), OSSL_PARAM_END };
+    OSSL_PARAM get[] = { OSSL_PARAM_int(OSSL_SIGNATURE_PARAM_PSS_SALTLEN, &saltlen),
+                         OSSL_PARAM_END };
+    EVP_PKEY_CTX *pctx;
+
+    if (saltlen != 0)
+        return saltlen;
+    if (key != NULL) {
+        ERR_set_mark();
+        pctx = gpursa_fallback_pkey_ctx(key);
+        if (pctx != NULL && EVP_PKEY_verify_init(pctx) > 0
+            && EVP_PKEY_CTX_set_params(pctx, set) > 0
+            && EVP_PKEY_CTX_get_params(pctx, get) > 0 && saltlen < 0
+            && saltlen >= RSA_PSS_SALTLEN_AUTO_DIGEST_MAX) {
+            atomic_store(&provctx->pss_default_saltlen, saltlen);
+        } else {
+            saltlen = 0;
+        }
+        EVP_PKEY_CTX_free(pctx);
+        ERR_pop_to_mark();
+        if (saltlen != 0) {
+            gpursa_log(provctx, 3, "the default PSS salt length is %d", saltlen);
+            return saltlen;
+        }
+    }
+    return OpenSSL_version_num() >= 0x30100000L ? RSA_PSS_SALTLEN_AUTO_DIGEST_MAX
+                                                : RSA_PSS_SALTLEN_AUTO;
+}
+
 /* ---- context life cycle ---- */
 
 static void *sig_newctx(void *provctx, const char *propq)
@@ -105,7 +146,7 @@ static void *sig_newctx(void *provctx, const char *propq)
     ctx->provctx = pctx;
     ctx->allow_md = 1;
     ctx->pad_mode = RSA_PKCS1_PADDING;
-    ctx->saltlen = RSA_PSS_SALTLEN_AUTO;
+    ctx->saltlen = sig_default_saltlen(pctx, NULL);
     return ctx;
 }
 
@@ -237,6 +278,8 @@ static int sig_parse_saltlen(GPURSA_SIG_CTX *ctx, const OSSL_PARAM *p, int *salt
             *saltlen = RSA_PSS_SALTLEN_MAX;
         } else if (strcmp(s, OSSL_PKEY_RSA_PSS_SALT_LEN_AUTO) == 0) {
             *saltlen = RSA_PSS_SALTLEN_AUTO;
+        } else if (strcmp(s, OSSL_PKEY_RSA_PSS_SALT_LEN_AUTO_DIGEST_MAX) == 0) {
+            *saltlen = RSA_PSS_SALTLEN_AUTO_DIGEST_MAX;
         } else {
             char *end;
             long v;
@@ -250,8 +293,8 @@ static int sig_parse_saltlen(GPURSA_SIG_CTX *ctx, const OSSL_PARAM *p, int *salt
     } else {
         goto bad;
     }
-    /* The special values end at RSA_PSS_SALTLEN_MAX (-3). */
-    if (*saltlen >= RSA_PSS_SALTLEN_MAX)
+    /* The special values end at RSA_PSS_SALTLEN_AUTO_DIGEST_MAX (-4). */
+    if (*saltlen >= RSA_PSS_SALTLEN_AUTO_DIGEST_MAX)
         return 1;
  bad:
     GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_SALT_LENGTH, "bad PSS salt length");
@@ -268,13 +311,23 @@ static int sig_get_string(GPURSA_SIG_CTX *ctx, const OSSL_PARAM params[],
     return r >= 0;
 }
 
+/* The salt length to verify with as the default provider knows it:
+ * "auto-digestmax" verifies as "auto" does, and OpenSSL 3.0 knows only "auto". */
+static int sig_delegate_saltlen(int saltlen)
+{
+    return saltlen == RSA_PSS_SALTLEN_AUTO_DIGEST_MAX ? RSA_PSS_SALTLEN_AUTO : saltlen;
+}
+
 /* Hands accepted parameters to the default provider's context as well, minus
- * the property queries, which name providers of our library context. */
-static int sig_forward_params(GPURSA_SIG_CTX *ctx, const OSSL_PARAM params[])
+ * the property queries, which name providers of our library context; the salt
+ * length goes as the number parsed from it. */
+static int sig_forward_params(GPURSA_SIG_CTX *ctx, const OSSL_PARAM params[], int saltlen)
 {
     OSSL_PARAM *fwd;
     size_t n = 0, i, j = 0;
     int ok;
+
+    saltlen = sig_delegate_saltlen(saltlen);
 
     for (n = 0; params[n].key != NULL; n++)
         continue;
@@ -283,8 +336,10 @@ static int sig_forward_params(GPURSA_SIG_CTX *ctx, const OSSL_PARAM params[])
         return 0;
     }
     for (i = 0; i < n; i++)
-        if (strcmp(params[i].key, OSSL_SIGNATURE_PARAM_PROPERTIES) != 0
-            && strcmp(params[i].key, OSSL_SIGNATURE_PARAM_MGF1_PROPERTIES) != 0)
+        if (strcmp(params[i].key, OSSL_SIGNATURE_PARAM_PSS_SALTLEN) == 0)
+            fwd[j++] = OSSL_PARAM_construct_int(OSSL_SIGNATURE_PARAM_PSS_SALTLEN, &saltlen);
+        else if (strcmp(params[i].key, OSSL_SIGNATURE_PARAM_PROPERTIES) != 0
+                 && strcmp(params[i].key, OSSL_SIGNATURE_PARAM_MGF1_PROPERTIES) != 0)
             fwd[j++] = params[i];
     fwd[j] = OSSL_PARAM_construct_end();
     ok = EVP_PKEY_CTX_set_params(ctx->delegate, fwd) > 0;
@@ -350,7 +405,7 @@ static int sig_set_ctx_params(void *vctx, const OSSL_PARAM params[])
                          "no padding cannot be combined with a digest");
         goto end;
     }
-    if (ctx->delegate != NULL && !sig_forward_params(ctx, params))
+    if (ctx->delegate != NULL && !sig_forward_params(ctx, params, saltlen))
         goto end;
 
     ctx->pad_mode = pad;
@@ -488,6 +543,9 @@ static int sig_get_ctx_params(void *vctx, OSSL_PARAM *params)
             case RSA_PSS_SALTLEN_AUTO:
                 s = OSSL_PKEY_RSA_PSS_SALT_LEN_AUTO;
                 break;
+            case RSA_PSS_SALTLEN_AUTO_DIGEST_MAX:
+                s = OSSL_PKEY_RSA_PSS_SALT_LEN_AUTO_DIGEST_MAX;
+                break;
             default:
                 BIO_snprintf(num, sizeof(num), "%d", ctx->saltlen);
             }
@@ -568,7 +626,7 @@ static int sig_init(GPURSA_SIG_CTX *ctx, void *vkey, const OSSL_PARAM params[], 
     ctx->operation = operation;
     ctx->allow_md = 1;
     ctx->pad_mode = RSA_PKCS1_PADDING;
-    ctx->saltlen = RSA_PSS_SALTLEN_AUTO;
+    ctx->saltlen = sig_default_saltlen(ctx->provctx, key);
     EVP_PKEY_CTX_free(ctx->delegate);
     ctx->delegate = NULL;
     if (operation != EVP_PKEY_OP_SIGN) {
@@ -682,7 +740,7 @@ static int sig_sign(void *vctx, unsigned char *sig, size_t *siglen, size_t sigsi
 static int sig_sync_delegate(GPURSA_SIG_CTX *ctx)
 {
     OSSL_PARAM params[5], *p = params;
-    int pad = ctx->pad_mode, saltlen = ctx->saltlen;
+    int pad = ctx->pad_mode, saltlen = sig_delegate_saltlen(ctx->saltlen);
 
     if (ctx->delegate == NULL) {
         GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_OPERATION_NOT_SUPPORTED,
