@@ -1,7 +1,8 @@
 #!/bin/sh
 # Install what building and testing gpursa needs on Debian/Ubuntu (run as root or with sudo).
 # clang with its sanitizer and libFuzzer runtimes, and gcc's (libasan, libtsan: part of
-# build-essential), are for tests/ci-security.sh; xxd is for the hostile-input CLI tests.
+# build-essential), are for tests/ci-security.sh; xxd is for the hostile-input CLI tests;
+# debootstrap makes the Debian 13 root in which tests/ci-openssl35.sh tests OpenSSL 3.5.
 set -e
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
@@ -14,4 +15,4 @@ $SUDO apt-get install -y -q --no-install-recommends \
   build-essential autoconf automake libtool pkg-config \
   libssl-dev openssl check libgmp-dev valgrind ca-certificates \
   haproxy nginx curl nghttp2-client python3 \
-  clang $rt xxd
+  clang $rt xxd debootstrap
