@@ -17,6 +17,8 @@
 
 #define GPURSA_PROV_NAME "gpursa"
 #define GPURSA_PROPQ_FALLBACK "provider!=gpursa"
+#define GPURSA_RSA_NAMES "RSA:rsaEncryption:1.2.840.113549.1.1.1"
+#define GPURSA_PROPS "provider=gpursa"
 
 /* Reason codes; strings in gpursa_err.c. */
 enum {
@@ -154,6 +156,8 @@ EVP_PKEY_CTX *gpursa_fallback_pkey_ctx(GPURSA_KEY *key);
 /* Dispatch tables. */
 extern const OSSL_DISPATCH gpursa_rsa_keymgmt_functions[];
 extern const OSSL_DISPATCH gpursa_rsa_signature_functions[];
+/* "RSA", and with OpenSSL 3.4+ headers the composite RSA-<digest> algorithms */
+extern const OSSL_ALGORITHM gpursa_rsa_signature_algorithms[];
 extern const OSSL_DISPATCH gpursa_rsa_asym_cipher_functions[];
 
 #endif /* GPURSA_PROV_H */

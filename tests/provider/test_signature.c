@@ -1168,7 +1168,152 @@ START_TEST(test_multi_prime_key)
 }
 END_TEST
 
-static Suite *make_signature_suite(void)
+#ifdef OSSL_FUNC_SIGNATURE_SIGN_MESSAGE_INIT
+/* ---- composite algorithms (OpenSSL 3.4+): "RSA-SHA256" fetched as a signature ---- */
+
+/* name, digest: every composite RSA algorithm gpursa offers */
+static const char *const sigalgs[][2] = {
+    { "RSA-SHA1", "SHA1" }, { "RSA-SHA224", "SHA224" }, { "RSA-SHA2-256", "SHA256" },
+    { "sha384WithRSAEncryption", "SHA384" }, { "RSA-SHA512", "SHA512" },
+    { "RSA-SHA512-224", "SHA512-224" }, { "RSA-SHA2-512/256", "SHA512-256" },
+    { "RSA-SHA3-224", "SHA3-224" }, { "RSA-SHA3-256", "SHA3-256" },
+    { "RSA-SHA3-384", "SHA3-384" }, { "1.2.840.113549.1.1.11", "SHA256" },
+    { "RSA-SHA3-512", "SHA3-512" }, { "RSA-RIPEMD160", "RIPEMD160" },
+};
+
+/* Signs |msg| (or, message == 0, its digest |tbs|) with composite |alg| in
+ * gpursa (gp) or default, in one call or, streaming, in two updates. */
+static size_t alg_sign(const TKEY *k, int gp, const char *alg, int message, int streaming,
+                       const unsigned char *in, size_t inlen, unsigned char *sig)
+{
+    EVP_SIGNATURE *s = EVP_SIGNATURE_fetch(libctx, alg, gp ? GP : DF);
+    EVP_PKEY_CTX *pctx = EVP_PKEY_CTX_new_from_pkey(libctx, key_in(k, gp), gp ? GP : DF);
+    size_t sl = MAXSIG;
+
+    ck_assert_msg(s != NULL, "fetch %s from %s", alg, gp ? "gpursa" : "default");
+    ck_assert_str_eq(OSSL_PROVIDER_get0_name(EVP_SIGNATURE_get0_provider(s)),
+                     gp ? "gpursa" : "default");
+    if (message) {
+        ck_assert_int_gt(EVP_PKEY_sign_message_init(pctx, s, NULL), 0);
+        if (streaming) {
+            ck_assert_int_gt(EVP_PKEY_sign_message_update(pctx, in, inlen / 2), 0);
+            ck_assert_int_gt(EVP_PKEY_sign_message_update(pctx, in + inlen / 2,
+                                                          inlen - inlen / 2), 0);
+            ck_assert_int_gt(EVP_PKEY_sign_message_final(pctx, sig, &sl), 0);
+        } else {
+            ck_assert_int_gt(EVP_PKEY_sign(pctx, sig, &sl, in, inlen), 0);
+        }
+    } else {
+        ck_assert_int_gt(EVP_PKEY_sign_init_ex2(pctx, s, NULL), 0);
+        ck_assert_msg(EVP_PKEY_sign(pctx, sig, &sl, in, inlen) > 0, "%s sign: %s", alg,
+                      ERR_error_string(ERR_peek_last_error(), NULL));
+    }
+    EVP_PKEY_CTX_free(pctx);
+    EVP_SIGNATURE_free(s);
+    return sl;
+}
+
+/* Verifies with composite |alg|: the message through verify_message_final
+ * (signature set as a parameter), or the digest through EVP_PKEY_verify. */
+static int alg_verify(const TKEY *k, int gp, const char *alg, int message,
+                      const unsigned char *in, size_t inlen,
+                      const unsigned char *sig, size_t sl)
+{
+    EVP_SIGNATURE *s = EVP_SIGNATURE_fetch(libctx, alg, gp ? GP : DF);
+    EVP_PKEY_CTX *pctx = EVP_PKEY_CTX_new_from_pkey(libctx, key_in(k, gp), gp ? GP : DF);
+    int r;
+
+    ck_assert_ptr_nonnull(s);
+    if (message) {
+        ck_assert_int_gt(EVP_PKEY_verify_message_init(pctx, s, NULL), 0);
+        ck_assert_int_gt(EVP_PKEY_CTX_set_signature(pctx, sig, sl), 0);
+        ck_assert_int_gt(EVP_PKEY_verify_message_update(pctx, in, inlen), 0);
+        r = EVP_PKEY_verify_message_final(pctx);
+    } else {
+        ck_assert_int_gt(EVP_PKEY_verify_init_ex2(pctx, s, NULL), 0);
+        r = EVP_PKEY_verify(pctx, sig, sl, in, inlen);
+    }
+    EVP_PKEY_CTX_free(pctx);
+    EVP_SIGNATURE_free(s);
+    ERR_clear_error();
+    return r;
+}
+
+/*
+ * Every composite algorithm in gpursa: signs the message (one-shot and
+ * streaming) and its digest, byte-identical to the default provider's
+ * PKCS#1 v1.5 signature; each side verifies the other's; a flipped bit
+ * fails; and gpursa did the private operations.
+ */
+START_TEST(test_composite_sigalgs_cross_and_identical)
+{
+    const TKEY *k = &keys[_i];
+    unsigned char msg[300], tbs[EVP_MAX_MD_SIZE], gsig[MAXSIG], dsig[MAXSIG];
+    size_t i, mlen, tlen, gl, dl, n = sizeof(sigalgs) / sizeof(sigalgs[0]);
+    uint64_t ops = gpursa_private_ops();
+    int message;
+
+    for (i = 0; i < n; i++) {
+        mlen = random_message(msg, sizeof(msg));
+        tlen = hash(sigalgs[i][1], msg, mlen, tbs);
+        for (message = 0; message < 2; message++) {
+            const unsigned char *in = message ? msg : tbs;
+            size_t inlen = message ? mlen : tlen;
+
+            gl = alg_sign(k, 1, sigalgs[i][0], message, 0, in, inlen, gsig);
+            dl = alg_sign(k, 0, sigalgs[i][0], message, 0, in, inlen, dsig);
+            ck_assert_uint_eq(gl, dl);
+            ck_assert_msg(memcmp(gsig, dsig, gl) == 0, "%s %s: signatures differ",
+                          sigalgs[i][0], message ? "message" : "digest");
+            ck_assert_int_eq(alg_verify(k, 0, sigalgs[i][0], message, in, inlen, gsig, gl), 1);
+            ck_assert_int_eq(alg_verify(k, 1, sigalgs[i][0], message, in, inlen, dsig, dl), 1);
+            gsig[gl / 3] ^= 0x01;
+            ck_assert_int_ne(alg_verify(k, 1, sigalgs[i][0], message, in, inlen, gsig, gl), 1);
+            ck_assert_int_ne(alg_verify(k, 0, sigalgs[i][0], message, in, inlen, gsig, gl), 1);
+        }
+        gl = alg_sign(k, 1, sigalgs[i][0], 1, 1, msg, mlen, gsig);
+        ck_assert_mem_eq(gsig, dsig, gl);
+        /* the plain RSA signature with that digest is the same signature */
+        ck_assert_int_gt(do_sign(k->d, 0, &(SIGP){ "pkcs1", sigalgs[i][1], NULL, NULL }, tbs,
+                                 tlen, dsig, &dl), 0);
+        ck_assert_mem_eq(gsig, dsig, gl);
+    }
+    ck_assert_uint_ge(gpursa_private_ops() - ops, 3 * n);
+}
+END_TEST
+
+/* A composite algorithm's digest and padding are fixed: parameters that would
+ * change them are refused with gpursa's error, and a wrong digest length too. */
+START_TEST(test_composite_sigalgs_refuse_params)
+{
+    const TKEY *k = &keys[K2048];
+    EVP_SIGNATURE *s = EVP_SIGNATURE_fetch(libctx, "RSA-SHA256", GP);
+    EVP_PKEY_CTX *pctx = EVP_PKEY_CTX_new_from_pkey(libctx, k->g, GP);
+    OSSL_PARAM pss[] = { PSTR("pad-mode", "pss"), OSSL_PARAM_END };
+    OSSL_PARAM md[] = { PSTR("digest", "SHA384"), OSSL_PARAM_END };
+    unsigned char tbs[33] = { 0 }, sig[MAXSIG];
+    size_t sl = sizeof(sig);
+
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_le(EVP_PKEY_sign_init_ex2(pctx, s, pss), 0);
+    expect_error("RSA-SHA256 with pad-mode pss", 1);
+    ck_assert_int_gt(EVP_PKEY_sign_init_ex2(pctx, s, NULL), 0);
+    ck_assert_int_le(EVP_PKEY_CTX_set_params(pctx, md), 0);
+    expect_error("RSA-SHA256 with digest SHA384", 1);
+    ck_assert_int_le(EVP_PKEY_sign(pctx, sig, &sl, tbs, 33), 0);
+    expect_error("RSA-SHA256 with a 33-byte digest", 1);
+    /* verify_message_final without a signature */
+    ck_assert_int_gt(EVP_PKEY_verify_message_init(pctx, s, NULL), 0);
+    ck_assert_int_gt(EVP_PKEY_verify_message_update(pctx, tbs, 5), 0);
+    ck_assert_int_le(EVP_PKEY_verify_message_final(pctx), 0);
+    expect_error("verify_message_final without a signature", 0);
+    EVP_PKEY_CTX_free(pctx);
+    EVP_SIGNATURE_free(s);
+}
+END_TEST
+#endif /* OSSL_FUNC_SIGNATURE_SIGN_MESSAGE_INIT */
+
+Suite *make_signature_suite(void)
 {
     Suite *s = suite_create("signature");
     TCase *tc;
@@ -1203,6 +1348,10 @@ static Suite *make_signature_suite(void)
     ADD(test_digest_fixed_during_digest_sign, 0);
     ADD(test_md_params_pass_through, 0);
     ADD(test_multi_prime_key, 0);
+#ifdef OSSL_FUNC_SIGNATURE_SIGN_MESSAGE_INIT
+    ADD(test_composite_sigalgs_cross_and_identical, 1);
+    ADD(test_composite_sigalgs_refuse_params, 0);
+#endif
 #undef ADD
     return s;
 }
