@@ -131,7 +131,7 @@ static void bb_key_free(gpursa_queue_key *qk)
     free(qk->mat);
 }
 
-/* What a runner slot holds for its top-ups (queue/gpursa_dispatch.c). */
+/* What a runner slot holds for its top-ups (queue/gpursa_pair_pool.c). */
 typedef struct {
     unsigned char *r, *rinv;
     BN_CTX *ctx;

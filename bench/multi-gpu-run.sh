@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench/multi-gpu-run.sh OUTDIR [--build DIR] - how gpursa scales from one GPU to all of
-# them (issue 4: "devices selects them; work spreads across them"), in one go.
+# them (`devices` selects them; work spreads across them), in one go.
 #
 # On a machine with two or more NVIDIA GPUs and a CUDA build tree (--build DIR or
 # GPURSA_BUILD, default _devbuild; it needs bench/gpursa-bench, bench/gpursa-latency and

@@ -4,7 +4,7 @@ without a GPU and without the exponentiation.
 
 Runs `openssl speed -provider gpursa -provider default -async_jobs N rsaBITS`
 in ONE process with ONE application thread, on the BENCHMARK-ONLY instant
-backend (queue/gpursa_bench_instant.c: a batch completes at once, results from
+backend (bench/gpursa_bench_instant.c: a batch completes at once, results from
 a cache keyed by the whole input, checked once), and reads every thread's CPU
 time (/proc/PID/task/TID/schedstat, ns) when the signing phase starts and when
 it ends. What is left per operation is everything but the exponentiation:
@@ -12,10 +12,9 @@ EVP, the provider's padding, the queue (enqueue, dispatcher, runner, blinding,
 completion, eventfd wake) and the ASYNC pause/resume, plus openssl speed's own
 loop (select() over the wait contexts' fds).
 
-The build must be a benchmark build:
-    mkdir build-bench && cd build-bench
-    /path/to/configure --without-cuda CPPFLAGS=-DGPURSA_BENCH_INSTANT && make
-    python3 ../bench/queue-cpu-cost.py --modules provider/.libs --jobs 64,256
+The instant backend lives only in bench/instant/gpursa.so, the provider module
+that every build makes beside the real one (never installed). From the build tree:
+    make && python3 /path/to/bench/queue-cpu-cost.py --jobs 64,256
 
 The queue's settings come from the environment as usual (GPURSA_MAX_WAIT_US,
 GPURSA_MAX_BATCH, ...): with the default max_wait_us a run with N jobs is
@@ -27,7 +26,8 @@ workers); anything else is "other" (OpenSSL or the backend).
 
 Options:
   --openssl PATH     openssl binary (default: openssl)
-  --modules DIR      OPENSSL_MODULES (default: $OPENSSL_MODULES or provider/.libs)
+  --modules DIR      OPENSSL_MODULES: the directory of gpursa.so (default: bench/instant/.libs,
+                     with --real-host provider/.libs)
   --jobs N[,N...]    async jobs (default 64,256)
   --bits B           RSA size (default 2048)
   --seconds S        signing time per run (default 5)
@@ -92,10 +92,8 @@ def one_run(args, jobs, run_no):
     env["GPURSA_BACKEND"] = "host"
     env["GPURSA_STATS"] = "1"
     env.pop("OPENSSL_CONF", None)
-    if not args.real_host:
-        env["GPURSA_BENCH_INSTANT"] = "1"
-        if args.latency_us:
-            env["GPURSA_BENCH_INSTANT_US"] = str(args.latency_us)
+    if not args.real_host and args.latency_us:
+        env["GPURSA_BENCH_INSTANT_US"] = str(args.latency_us)
     cmd = [args.openssl, "speed", "-elapsed", "-seconds", str(args.seconds), "-provider", "gpursa",
            "-provider", "default", "-propquery", "?provider=gpursa",
            "-async_jobs", str(jobs), f"rsa{args.bits}"]
@@ -134,6 +132,9 @@ def one_run(args, jobs, run_no):
     if p.returncode != 0 or m is None or s_a is None or s_b is None:
         sys.stderr.write(err.decode(errors="replace"))
         raise SystemExit(f"openssl speed failed (rc {p.returncode}): {' '.join(cmd)}")
+    if (b"BENCHMARK-ONLY instant backend" in err) == args.real_host:
+        raise SystemExit(f"{args.modules}/gpursa.so is not the "
+                         f"{'real' if args.real_host else 'instant (bench/instant/)'} module")
     ops = int(m.group(1))
     secs = float(m.group(2))
     per = {g: 0 for g in GROUPS}
@@ -157,7 +158,7 @@ def one_run(args, jobs, run_no):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--openssl", default="openssl")
-    ap.add_argument("--modules", default=os.environ.get("OPENSSL_MODULES", "provider/.libs"))
+    ap.add_argument("--modules")
     ap.add_argument("--jobs", default="64,256")
     ap.add_argument("--bits", type=int, default=2048)
     ap.add_argument("--seconds", type=int, default=5)
@@ -168,6 +169,8 @@ def main():
     ap.add_argument("--csv")
     ap.add_argument("--label", default="")
     args = ap.parse_args()
+    if args.modules is None:
+        args.modules = "provider/.libs" if args.real_host else "bench/instant/.libs"
     args.modules = os.path.abspath(args.modules)
     if not os.path.exists(os.path.join(args.modules, "gpursa.so")):
         raise SystemExit(f"no gpursa.so in {args.modules}")

@@ -1,5 +1,6 @@
 #!/bin/bash
-# bench/queue-gpu-run.sh OUTDIR [--quick] [--build DIR] - the queue's targets (issue 4) in one go.
+# bench/queue-gpu-run.sh OUTDIR [--quick] [--build DIR] - the queue through EVP on a GPU
+# (throughput, latency, max_wait_us, several processes under MPS) in one go.
 #
 # On the GPU machine, with a build tree carried there (--build DIR or GPURSA_BUILD; default
 # _devbuild, then _build, of this checkout) that holds provider/.libs/gpursa.so and

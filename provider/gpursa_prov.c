@@ -301,7 +301,8 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
         }
     }
     /* Opens nothing yet: devices and threads start at the first operation. */
-    if (!gpursa_queue_new(&ctx->config, &ctx->stats, NULL, &ctx->queue)) {
+    if (!gpursa_queue_new(&ctx->config, &ctx->stats, gpursa_prov_backend(&ctx->config),
+                          &ctx->queue)) {
         GPURSA_RAISE_MSG(ctx, GPURSA_R_BAD_CONFIG, "cannot set up the batching queue");
         goto err;
     }

@@ -14,13 +14,14 @@
  * of (Z_n^*)^k (a_i = r_i * r_{i-1}^-1 * R), so when every a_i is a unit
  * (otherwise the inversion fails and so does the call) the r are independent
  * and uniform on Z_n^*: the distribution that drawing each r in [1, n) afresh
- * gives when all of them are invertible, which the old code also required.
+ * gives when all of them are invertible, which one inversion for all needs
+ * anyway.
  * Each r takes a fresh full-size a_i; none is a function of the others.
  *
  * The multiplication is ours, on fixed-size limb arrays, constant time (fixed
  * loops, the final subtraction by mask): 1.1-1.45x the time of OpenSSL's
  * assembly, but it spares the BIGNUM conversions, whose constant-time byte
- * loops cost about half a multiplication per number (bench/RESULTS.md,
+ * loops cost about half a multiplication per number (doc/performance-notes.md,
  * "Blinding pairs"). Only the inversion goes through BN (BN_FLG_CONSTTIME).
  */
 #include <limits.h>

@@ -156,6 +156,8 @@ uint64_t gpursa_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+const int gpursa_class_bits[GPURSA_NCLASS] = { 1024, 2048, 3072, 4096 };
+
 int gpursa_class_of_bits(int bits)
 {
     switch (bits) {
@@ -411,11 +413,11 @@ static gpursa_qrt *gpursa_rt_start(gpursa_queue *q, unsigned gen)
      * its own threads (one per core): two runners keep a batch forming
      * while one computes. On a GPU, batches in flight overlap copy-in,
      * compute, copy-out and each runner's host work (blinding, checks,
-     * completions): sixteen, since a COOP kernel takes the same 4.6 ms for
-     * 1 to 2,048 RSA-2048 items, so concurrent small batches cost the GPU
-     * nothing, and with max_wait_us 500 a busy process flushes 1,000-2,000
-     * batches a second: eight runners were all busy at 10 % load on an H100
-     * (bench/RESULTS.md). */
+     * completions): sixteen, since a COOP kernel takes about the same time
+     * for 1 to 2,048 RSA-2048 items, so concurrent small batches cost the
+     * GPU nothing, and with max_wait_us 500 a busy process flushes a batch
+     * every millisecond or so, more than eight runners keep up with
+     * (doc/performance-notes.md, "Batches in flight"). */
     nslots = host ? 2 : GPURSA_MAX_DEVICE_BATCHES;
     for (int i = 0; i < nidx; i++)
         if (gpursa_dev_start(rt, &rt->dev[rt->ndev], idx[i], nslots))
@@ -494,16 +496,6 @@ int gpursa_queue_new(const gpursa_config *cfg, gpursa_stats *stats,
             return 1;
         case GPURSA_CFG_BACKEND_HOST:
             ops = gpursa_gpu_backend(GPURSA_BACKEND_HOST);
-#ifdef GPURSA_BENCH_INSTANT
-            /* Benchmark builds only (make CPPFLAGS=-DGPURSA_BENCH_INSTANT):
-             * the queue's CPU cost without the exponentiation. */
-            if (getenv("GPURSA_BENCH_INSTANT") != NULL
-                && strcmp(getenv("GPURSA_BENCH_INSTANT"), "1") == 0) {
-                ops = gpursa_bench_instant_backend();
-                fprintf(stderr, "gpursa[warn]: BENCHMARK-ONLY instant backend: results "
-                        "come from a cache, nothing is exponentiated per operation\n");
-            }
-#endif
             break;
         case GPURSA_CFG_BACKEND_CUDA:
         case GPURSA_CFG_BACKEND_AUTO:

@@ -34,7 +34,7 @@ typedef enum {
 #define GPURSA_MAX_DEVICE_BATCHES 16
 /* device_batches = auto on a device that other processes share through MPS:
  * batches in flight, unless a batch is full, with GPURSA_SHARED_FULL_BATCH
- * items (or max_batch if fewer) (gpursa_dispatch.c says why). */
+ * items (or max_batch if fewer) (gpursa_batch_policy.c says why). */
 #define GPURSA_SHARED_DEVICE_BATCHES 2
 #define GPURSA_SHARED_FULL_BATCH 512
 
@@ -121,9 +121,10 @@ typedef int (*gpursa_cpu_private_fn)(void *arg, const unsigned char *in,
  * in a child after fork(), which never inherits the parent's dispatcher).
  *
  * ops: NULL picks the backend from cfg->backend (host, cuda, auto = cuda);
- * tests pass their own. Returns 1 and sets *out, or 0 on failure. With
- * backend=cpu (or auto/cuda when CUDA is not built) it returns 1 and sets
- * *out = NULL: the caller then uses its CPU path directly. stats must outlive
+ * tests and benchmarks pass their own. Returns 1 and sets *out, or 0 on
+ * failure. With backend=cpu (or auto/cuda when CUDA is not built) it returns
+ * 1 and sets *out = NULL: the caller then uses its CPU path directly (ops
+ * given: backend does not choose). stats must outlive
  * the queue; it is updated with relaxed atomics.
  */
 int gpursa_queue_new(const gpursa_config *cfg, gpursa_stats *stats,

@@ -25,8 +25,8 @@
 /* Blinding pairs a runner keeps per key. A new pool holds GPURSA_POOL_FIRST
  * (a key used once costs little); each refill doubles it up to GPURSA_POOL,
  * or twice the largest group it served, within the runner's staging size.
- * A refill adds at least half the pool with one inversion (about 0.3 ms at
- * 2048 bits on the development machine) and runs while the device computes. */
+ * A refill adds at least half the pool with one inversion (a fraction of a
+ * millisecond at 2048 bits) and runs while the device computes. */
 #define GPURSA_POOL 1024
 #define GPURSA_POOL_FIRST 64
 #define GPURSA_POOL_KEYS 8       /* keys a runner keeps pools for (LRU) */
@@ -149,7 +149,7 @@ struct gpursa_dev {
     atomic_int xover[GPURSA_NCLASS];
     double gap_ns[GPURSA_NCLASS];      /* mean gap between arrivals (EWMA) */
     uint64_t last_arrival[GPURSA_NCLASS];
-    /* A small batch held past its deadline for company (gpursa_dispatch.c):
+    /* A small batch held past its deadline for company (gpursa_batch_policy.c):
      * held, and when the first request after that came (0: none yet). */
     int held[GPURSA_NCLASS];
     uint64_t wave_ns[GPURSA_NCLASS];
@@ -221,6 +221,8 @@ extern pthread_mutex_t gpursa_q_global_lock;
 unsigned gpursa_q_fork_gen(void);
 uint64_t gpursa_now_ns(void);
 int gpursa_class_of_bits(int bits);
+/* The modulus bits of each class. */
+extern const int gpursa_class_bits[GPURSA_NCLASS];
 void gpursa_log_q(const gpursa_queue *q, int level, const char *fmt, ...);
 void gpursa_req_complete(gpursa_qrt *rt, gpursa_req *r, int ok);
 /* Completes n requests of device d whose results are in their out buffers:
@@ -255,9 +257,25 @@ int gpursa_cpu_spare(gpursa_qrt *rt);
  * (idle = idle + iowait). 1 on success. */
 int gpursa_cpu_stat_parse(const char *line, uint64_t *busy, uint64_t *total);
 
-/* gpursa_dispatch.c */
+/* The backend of the runtime's queue. */
+static inline const gpursa_gpu_backend_ops *gpursa_dev_ops(const gpursa_dev *d)
+{
+    return d->rt->q->ops;
+}
+
+/* gpursa_device.c */
 int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nslots);
 void gpursa_dev_stop(gpursa_dev *d);
+void gpursa_dev_forget_key(gpursa_dev *d, gpursa_queue_key *qk);
+/* The key's GPU copy on this device, uploaded on first use. NULL with
+ * *unsupported set when the backend refuses the key, NULL alone on error. */
+gpursa_gpu_key *gpursa_dev_key(gpursa_dev *d, gpursa_queue_key *qk, int *unsupported);
+/* A batch failed with rc: counts towards taking the device down. */
+void gpursa_dev_failed(gpursa_dev *d, int rc);
+/* The dispatcher, once a device that went down has no runner busy. */
+void gpursa_dev_reopen(gpursa_dev *d);
+
+/* gpursa_batch_policy.c */
 /* Puts the request on the device's pending list (one lock). DECIDE records
  * the arrival first and queues only if a batch would reach the crossover
  * before the deadline (else returns 0 and queues nothing); ARRIVAL records
@@ -266,7 +284,34 @@ enum { GPURSA_SUBMIT_QUEUE = 0, GPURSA_SUBMIT_DECIDE = 1, GPURSA_SUBMIT_ARRIVAL 
 int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int mode);
 /* The decision alone (records the arrival): 1 if a batch is likely. */
 int gpursa_dev_decide(gpursa_dev *d, int cls);
-void gpursa_dev_forget_key(gpursa_dev *d, gpursa_queue_key *qk);
+/* Batches in flight at most and the size of a full batch, after each open. */
+void gpursa_dev_set_max_busy(gpursa_dev *d);
+/* The device's dispatcher thread (arg: the gpursa_dev). */
+void *gpursa_dispatcher(void *arg);
+
+/* gpursa_runner.c */
+/* A runner thread (arg: its gpursa_slot). */
+void *gpursa_runner(void *arg);
+/* Staging for at least n items. 1 ok, 0 out of memory. */
+int gpursa_slot_reserve(gpursa_slot *s, size_t n);
+/* This slot's reusable batch of class cls (made on first use); NULL on failure. */
+gpursa_gpu_batch *gpursa_slot_batch(gpursa_slot *s, int cls);
+void gpursa_slot_free_batches(gpursa_slot *s);
+/* Frees everything the slot owns, wiping its buffers and pools. */
+void gpursa_slot_release(gpursa_slot *s);
+
+/* gpursa_crossover.c */
+/* Measures the crossover of the slot's class with key qk; stores it in
+ * the device's xover[] (1 if the measurement failed). */
+void gpursa_measure(gpursa_slot *s, gpursa_queue_key *qk);
+
+/* gpursa_pair_pool.c */
+void gpursa_pool_drop(gpursa_pair_pool *p);
+/* m pairs of key k into r / rinv (m * k->len bytes each). 1 ok, 0 fail. */
+int gpursa_slot_pairs(gpursa_slot *s, gpursa_queue_key *k, size_t m,
+                      unsigned char *r, unsigned char *rinv);
+/* While batch (the slot's n requests) computes: refills the pools it drew from. */
+void gpursa_slot_topup(gpursa_slot *s, size_t n, gpursa_gpu_batch *batch);
 
 /* gpursa_blinding.c */
 /* Fills items[i].r / rinv (into rbuf / rinvbuf) for n requests, all of the
@@ -282,8 +327,5 @@ void gpursa_wake_ref(gpursa_wake *w);
 void gpursa_wake_unref(gpursa_wake *w);
 void gpursa_wake_signal(gpursa_wake *w);
 void gpursa_wake_drain(gpursa_wake *w);
-
-/* gpursa_bench_instant.c: BENCHMARK ONLY, see there. */
-const gpursa_gpu_backend_ops *gpursa_bench_instant_backend(void);
 
 #endif /* GPURSA_QUEUE_INT_H */

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Security CI (issue 6): builds the source twice more, instrumented, and runs
+# Security CI: builds the source twice more, instrumented, and runs
 # the whole test suite in each, then fuzzes for a bounded time.
 #
 #   asan  ASan + UBSan: clang (gcc when clang is missing) -fsanitize=address,undefined;

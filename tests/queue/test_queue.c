@@ -27,7 +27,8 @@
 #include <openssl/rand.h>
 #include <openssl/rsa.h>
 #include "queue/gpursa_queue.h"
-#include "queue/gpursa_queue_int.h"   /* gpursa_bench_instant_backend */
+#include "queue/gpursa_queue_int.h"   /* gpursa_cpu_stat_parse */
+#include "bench/gpursa_bench_instant.h"
 #include "tests/queue/fake_backend.h"
 
 /* ---- keys and the CPU path ------------------------------------------------ */
@@ -1431,7 +1432,7 @@ START_TEST(test_blinding_pools_serve_more_keys_than_they_hold)
 }
 END_TEST
 
-/* ---- the benchmark-only instant backend ------------------------------------------ */
+/* ---- the benchmark-only instant backend (bench/) --------------------------------- */
 
 /* Straight through the ops table: inputs repeated inside a batch and across
  * batches (cache hits) and new ones (computed, checked, stored) all come

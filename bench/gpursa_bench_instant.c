@@ -13,10 +13,9 @@
  * costs a full CPU exponentiation. It suits workloads that repeat inputs,
  * like `openssl speed` (the same padded digest over and over).
  *
- * It is never reachable from a normal build: the queue selects it only when
- * compiled with -DGPURSA_BENCH_INSTANT and GPURSA_BENCH_INSTANT=1 is in the
- * environment with backend=host (see gpursa_queue_new). Tests link it
- * directly.
+ * It is never reachable from the installed module: only bench/instant/gpursa.so,
+ * the provider built around it (gpursa_instant_prov.c) for
+ * bench/queue-cpu-cost.py, runs on it. tests/queue checks its answers.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,7 +24,7 @@
 #include <pthread.h>
 #include <openssl/bn.h>
 #include <openssl/crypto.h>
-#include "queue/gpursa_queue_int.h"
+#include "bench/gpursa_bench_instant.h"
 
 #define GPURSA_INSTANT_SLOTS 8192        /* cache slots per key (power of two), half usable */
 
@@ -157,7 +156,7 @@ static int gpursa_instant_batch_new(gpursa_gpu_device *dev, int bits, size_t max
     gpursa_gpu_batch *b;
 
     *out = NULL;
-    if (gpursa_class_of_bits(bits) < 0 || max_items == 0)
+    if ((bits != 1024 && bits != 2048 && bits != 3072 && bits != 4096) || max_items == 0)
         return GPURSA_GPU_ERR_INVALID;
     if ((b = calloc(1, sizeof(*b))) == NULL)
         return GPURSA_GPU_ERR_NOMEM;

@@ -1,0 +1,364 @@
+/*
+ * When a batch flushes and where it goes. Each device's dispatcher thread
+ * flushes a modulus size's pending list when it is full or its oldest
+ * request reached max_wait_us, to a free runner if it reaches the crossover
+ * and to the CPU workers if not; a small batch while the device is busy
+ * waits for company first. The submitting side records arrivals (the rate
+ * estimate) and decides whether a batch is likely to form at all. Also
+ * here: how many batches may be in flight, and when a batch counts as full,
+ * on a device of the process's own and on one shared through NVIDIA MPS.
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <time.h>
+#include "queue/gpursa_queue_int.h"
+
+static void gpursa_abs_deadline(struct timespec *ts, uint64_t ns)
+{
+    ts->tv_sec = (time_t)(ns / 1000000000u);
+    ts->tv_nsec = (long)(ns % 1000000000u);
+}
+
+/* Takes up to max requests from the front of l into dst. */
+static void gpursa_list_take(gpursa_req_list *dst, gpursa_req_list *l, size_t max)
+{
+    if (l->count <= max) {
+        gpursa_list_splice(dst, l);
+        return;
+    }
+    for (size_t i = 0; i < max; i++) {
+        gpursa_req *r = l->head;
+
+        l->head = r->next;
+        l->count--;
+        gpursa_list_append(dst, r);
+    }
+}
+
+/* The size below which a flush of class c goes to the CPU workers: the
+ * crossover, or 1 (the device takes any batch) with no idle core
+ * (cpu_fallback = auto) or never. d->mu held. */
+static int gpursa_small_threshold(gpursa_dev *d, int c)
+{
+    int xo = atomic_load(&d->xover[c]);
+    int threshold = xo >= 0 ? xo : 1;
+
+    if (threshold > 1 && threshold != INT_MAX && !gpursa_cpu_spare(d->rt))
+        threshold = 1;
+    return threshold;
+}
+
+/* Class c's pending list was taken: a new batch starts with the next
+ * request (the hold of gpursa_class_deadline ends). d->mu held. */
+static void gpursa_class_taken(gpursa_dev *d, int c)
+{
+    d->held[c] = 0;
+    d->wave_ns[c] = 0;
+}
+
+/* Flushes class c (d->mu held). Returns 0 when it needs a free runner. */
+static int gpursa_flush(gpursa_dev *d, int c)
+{
+    gpursa_req_list *l = &d->pend[c], out = { 0 };
+    gpursa_qrt *rt = d->rt;
+    gpursa_stats *st = rt->q->stats;
+    int xo = atomic_load(&d->xover[c]);
+    int threshold = gpursa_small_threshold(d, c);
+    gpursa_slot *s = NULL;
+
+    if (d->down) {
+        atomic_fetch_add_explicit(&st->fb_no_device, l->count, memory_order_relaxed);
+        gpursa_list_splice(&out, l);
+        gpursa_class_taken(d, c);
+        gpursa_cpu_pool_push(rt, &out);
+        return 1;
+    }
+    if (l->count < (size_t)threshold) {
+        atomic_fetch_add_explicit(&st->fb_small_batch, l->count, memory_order_relaxed);
+        gpursa_list_splice(&out, l);
+        gpursa_class_taken(d, c);
+        gpursa_cpu_pool_push(rt, &out);
+        return 1;
+    }
+    if (d->busy >= d->max_busy && !(d->full_skips_cap && l->count >= d->full_batch))
+        return 0;
+    for (int i = 0; i < d->nslots; i++) {
+        if (!d->slots[i].filled) {
+            s = &d->slots[i];
+            break;
+        }
+    }
+    if (s == NULL)
+        return 0;
+    gpursa_list_take(&s->reqs, l, rt->q->cfg.max_batch);
+    if (l->head == NULL)
+        l->tail = NULL;
+    gpursa_class_taken(d, c);
+    s->cls = c;
+    s->t_flush_ns = rt->q->stats->stages != NULL ? gpursa_now_ns() : 0;
+    s->measure = xo == GPURSA_XOVER_UNMEASURED;
+    if (s->measure)
+        atomic_store(&d->xover[c], GPURSA_XOVER_MEASURING);
+    s->filled = 1;
+    d->busy++;
+    pthread_cond_signal(&s->cond);
+    return 1;
+}
+
+/*
+ * When a batch is full and how many may be in flight on the device (after
+ * each open; d->mu held or the dispatcher not yet running). A batch of
+ * max_batch items is full. device_batches = auto: every runner on a device
+ * of this process's own, so that consecutive batches overlap and a small
+ * one never waits for a runner. On a device that other processes share
+ * through NVIDIA MPS: two, and a batch of 512 items is full (max_batch if
+ * smaller) and goes at once however many are in flight. There the GPU runs
+ * every process's kernels side by side and is saturated by their sum, and
+ * what matters is how much work each kernel carries: a ~100-item RSA-2048
+ * kernel uses the GPU far worse than a 500-item one. With many batches in
+ * flight a process's deadline cuts its closed loop into small batches; with
+ * two, requests gather while both run and leave as one batch when one
+ * returns. A process whose own load fills 512-item batches must not be held
+ * to two: each runner blinds its own batch, and two runners cannot keep
+ * such batches coming. An explicit device_batches is a plain limit, full
+ * batches included. Figures: doc/performance-notes.md, "Batches in flight".
+ */
+void gpursa_dev_set_max_busy(gpursa_dev *d)
+{
+    const gpursa_gpu_backend_ops *ops = gpursa_dev_ops(d);
+    gpursa_queue *q = d->rt->q;
+    int shared = ops->device_shared != NULL && ops->device_shared(d->gd);
+    int want = q->cfg.device_batches != 0 ? (int)q->cfg.device_batches
+               : shared ? GPURSA_SHARED_DEVICE_BATCHES : d->nslots;
+
+    d->max_busy = want < d->nslots ? want : d->nslots;
+    d->full_skips_cap = q->cfg.device_batches == 0 && shared;
+    d->full_batch = d->full_skips_cap && q->cfg.max_batch > GPURSA_SHARED_FULL_BATCH
+                    ? GPURSA_SHARED_FULL_BATCH : q->cfg.max_batch;
+    gpursa_log_q(q, 2, "device %d: %s; a batch of %zu is full; %d batches in flight at most%s",
+                 d->index, shared ? "shared with other processes (MPS)" : "not shared",
+                 d->full_batch, d->max_busy, d->full_skips_cap ? " but full ones" : "");
+}
+
+static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now);
+
+/* A class's flush time. A batch that the arrival rate says will not reach
+ * the crossover goes to the CPU workers at once instead of after
+ * max_wait_us: async callers always queue (they must pause for other jobs
+ * to run and arrive at all), so a lone one would otherwise wait the whole
+ * deadline for a batch that never forms. The rate estimate corrects itself
+ * within a few arrivals once a burst starts. d->mu held. */
+#define GPURSA_LONE_GRACE_NS 0u
+
+/*
+ * A batch below the crossover while the device runs batches of this process
+ * waits for company, up to GPURSA_HOLD_WAITS deadlines, and goes to the
+ * device with the requests that arrive meanwhile once they reach the
+ * crossover (gpursa_dev_submit wakes the dispatcher then); only what is
+ * still small after that goes to the CPU workers. Why: in a closed loop
+ * (openssl speed, a server's connections) requests come back in waves as
+ * batches finish, and a deadline cuts each wave, leaving small remainders.
+ * On the CPU workers those remainders take whole cores from the host (under
+ * MPS, many processes at once) for no more throughput. Sending them to the
+ * device as batches of their own (cpu_fallback = never) is worse: under MPS
+ * each small batch holds one of the process's hardware queues for a whole
+ * kernel, and the batches behind it wait. A device with nothing running
+ * keeps the plain deadline: nothing is coming back.
+ *
+ * How long: waves come every few ms, so a short hold misses many; a long
+ * one lengthens the round trip of the requests held, which costs a closed
+ * loop throughput. Eight deadlines frees most of the cores for little
+ * throughput (doc/performance-notes.md, "Small batches wait for company").
+ */
+#define GPURSA_HOLD_WAITS 8u
+static int gpursa_class_waits_for_company(gpursa_dev *d, int cls)
+{
+    int threshold;
+
+    if (d->busy == 0 || d->rt->q->cfg.cpu_fallback == GPURSA_CPU_FALLBACK_NEVER)
+        return 0;
+    threshold = gpursa_small_threshold(d, cls);
+    return threshold > 1 && threshold != INT_MAX && d->pend[cls].count < (size_t)threshold;
+}
+
+/* The hold starts at the batch's plain deadline. Once the requests that
+ * came meanwhile make the crossover, the batch goes with them at their own
+ * deadline (from the first of them): released at the crossover itself it
+ * would be a batch of just that size, cut out of the wave. */
+static uint64_t gpursa_class_deadline(gpursa_dev *d, int cls, uint64_t now,
+                                      uint64_t wait_ns)
+{
+    uint64_t t = d->pend[cls].head->t_enq_ns;
+
+    if (!gpursa_dev_batch_likely(d, cls, now))
+        return t + GPURSA_LONE_GRACE_NS;
+    if (!d->held[cls] && now >= t + wait_ns && gpursa_class_waits_for_company(d, cls))
+        d->held[cls] = 1;
+    if (!d->held[cls])
+        return t + wait_ns;
+    if (gpursa_class_waits_for_company(d, cls))
+        return t + GPURSA_HOLD_WAITS * wait_ns;
+    return (d->wave_ns[cls] != 0 ? d->wave_ns[cls] : t) + wait_ns;
+}
+
+void *gpursa_dispatcher(void *arg)
+{
+    gpursa_dev *d = arg;
+    gpursa_qrt *rt = d->rt;
+    uint64_t wait_ns = (uint64_t)rt->q->cfg.max_wait_us * 1000u;
+
+    gpursa_thread_name("gpursa-disp");
+    pthread_mutex_lock(&d->mu);
+    while (!d->quit) {
+        uint64_t now = gpursa_now_ns(), next = UINT64_MAX;
+        int flushed = 0, tried[GPURSA_NCLASS] = { 0 };
+
+        if (d->down && d->busy == 0 && now >= d->retry_at_ns) {
+            pthread_mutex_unlock(&d->mu);
+            gpursa_dev_reopen(d);
+            pthread_mutex_lock(&d->mu);
+            continue;
+        }
+        /* Full classes first, then those past their deadline, oldest first.
+         * A class that needs a runner when none is free does not hold up
+         * another that can go (to the CPU workers, say). */
+        for (int pass = 0; pass < 2 && !flushed; pass++) {
+            for (;;) {
+                uint64_t oldest = UINT64_MAX;
+                int best = -1;
+
+                for (int c = 0; c < GPURSA_NCLASS; c++) {
+                    gpursa_req_list *l = &d->pend[c];
+                    int eligible;
+
+                    if (l->head == NULL || tried[c])
+                        continue;
+                    eligible = pass == 0 ? l->count >= d->full_batch
+                                         : gpursa_class_deadline(d, c, now, wait_ns) <= now;
+                    if (eligible && l->head->t_enq_ns < oldest) {
+                        best = c;
+                        oldest = l->head->t_enq_ns;
+                    }
+                }
+                if (best < 0)
+                    break;
+                tried[best] = 1;
+                if (gpursa_flush(d, best)) {
+                    flushed = 1;
+                    break;
+                }
+            }
+        }
+        if (flushed)
+            continue;
+        /* Sleep until the next deadline, a runner frees up, work arrives. */
+        for (int c = 0; c < GPURSA_NCLASS; c++) {
+            gpursa_req_list *l = &d->pend[c];
+
+            if (l->head != NULL && !tried[c]) {
+                uint64_t t = gpursa_class_deadline(d, c, now, wait_ns);
+
+                if (t < next)
+                    next = t;
+            }
+        }
+        if (d->down && d->busy == 0 && d->retry_at_ns < next)
+            next = d->retry_at_ns;
+        if (next == UINT64_MAX) {
+            pthread_cond_wait(&d->cond, &d->mu);
+        } else {
+            struct timespec ts;
+
+            gpursa_abs_deadline(&ts, next);
+            pthread_cond_timedwait(&d->cond, &d->mu, &ts);
+        }
+    }
+    pthread_mutex_unlock(&d->mu);
+    return NULL;
+}
+
+/* Would a batch of class cls reach the crossover before its deadline,
+ * counting the requests pending and those the arrival rate promises?
+ * d->mu held. */
+static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now)
+{
+    uint64_t wait_ns = (uint64_t)d->rt->q->cfg.max_wait_us * 1000u;
+    int xo = atomic_load(&d->xover[cls]);
+    gpursa_req_list *l = &d->pend[cls];
+    uint64_t end;
+    double window, expected;
+
+    if (d->down)
+        return 0;
+    if (xo <= 1)
+        return 1;                        /* any batch goes to the device */
+    /* cpu_fallback=never: likewise. (auto decides only where a small batch
+     * goes, in gpursa_flush: a lone caller computing inline uses its own
+     * thread, which would otherwise block for a whole kernel; nginx's
+     * workers are such callers, doc/performance-notes.md, "nginx") */
+    if (xo != INT_MAX && d->rt->q->cfg.cpu_fallback == GPURSA_CPU_FALLBACK_NEVER)
+        return 1;
+    /* A small batch held for company has that much longer (see
+     * gpursa_class_waits_for_company). */
+    if (gpursa_class_waits_for_company(d, cls))
+        wait_ns *= GPURSA_HOLD_WAITS;
+    end = l->head != NULL ? l->head->t_enq_ns + wait_ns : now + wait_ns;
+    window = end > now ? (double)(end - now) : 0;
+    expected = d->gap_ns[cls] > 0 ? window / d->gap_ns[cls] : 0;
+    return (double)l->count + 1 + expected >= (double)xo;
+}
+
+/* Every arrival feeds the rate estimate, queued or not. d->mu held; now
+ * read under it, so arrivals are in order (a gap is never negative). */
+static void gpursa_dev_arrival(gpursa_dev *d, int cls, uint64_t now)
+{
+    if (d->last_arrival[cls] != 0 && now >= d->last_arrival[cls]) {
+        double gap = (double)(now - d->last_arrival[cls]);
+
+        d->gap_ns[cls] = d->gap_ns[cls] == 0 ? gap : 0.875 * d->gap_ns[cls] + 0.125 * gap;
+    }
+    if (now > d->last_arrival[cls])
+        d->last_arrival[cls] = now;
+}
+
+int gpursa_dev_decide(gpursa_dev *d, int cls)
+{
+    uint64_t now;
+    int likely;
+
+    pthread_mutex_lock(&d->mu);
+    now = gpursa_now_ns();
+    gpursa_dev_arrival(d, cls, now);
+    likely = gpursa_dev_batch_likely(d, cls, now);
+    pthread_mutex_unlock(&d->mu);
+    return likely;
+}
+
+int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int mode)
+{
+    int cls = r->key->cls;
+    gpursa_req_list *l = &d->pend[cls];
+    uint64_t now;
+    int xo;
+
+    pthread_mutex_lock(&d->mu);
+    now = gpursa_now_ns();
+    if (mode != GPURSA_SUBMIT_QUEUE)
+        gpursa_dev_arrival(d, cls, now);
+    if (mode == GPURSA_SUBMIT_DECIDE && !gpursa_dev_batch_likely(d, cls, now)) {
+        pthread_mutex_unlock(&d->mu);
+        return 0;
+    }
+    atomic_fetch_add_explicit(&d->load, 1, memory_order_relaxed);
+    r->t_enq_ns = now;
+    gpursa_list_append(l, r);
+    if (d->held[cls] && d->wave_ns[cls] == 0)
+        d->wave_ns[cls] = now;
+    /* The dispatcher needs to hear of a new deadline, a full batch, or a
+     * small batch held for company reaching the crossover. */
+    xo = atomic_load(&d->xover[cls]);
+    if (l->count == 1 || l->count == d->full_batch || (xo > 1 && l->count == (size_t)xo))
+        pthread_cond_signal(&d->cond);
+    pthread_mutex_unlock(&d->mu);
+    return 1;
+}
