@@ -105,9 +105,14 @@ else
 fi | tar -C "$root/gpursa/src" -xf - || { echo "ci-openssl35.sh: copying the sources failed"; exit 1; }
 
 jobs=$(nproc 2>/dev/null || echo 2)
-in_root "cd /gpursa/src && ./autogen.sh >/dev/null 2>&1 && mkdir -p /gpursa/build \
-    && cd /gpursa/build && ../src/configure -q --without-cuda && make -s -j$jobs" ||
-    { echo "ci-openssl35.sh: the build against OpenSSL 3.5 failed"; exit 1; }
+in_root "cd /gpursa/src && ./autogen.sh && mkdir -p /gpursa/build \
+    && cd /gpursa/build && ../src/configure --without-cuda && make -j$jobs" \
+    >"$root.build.log" 2>&1 || {
+    tail -n 30 "$root.build.log"
+    echo "ci-openssl35.sh: the build against OpenSSL 3.5 failed (log: $root.build.log)"
+    exit 1
+}
+echo "ci-openssl35.sh: built after $(( $(date +%s) - start )) s; make -k check"
 # -k: every suite runs and reports even after one fails.
 in_root "cd /gpursa/build && make -k -j$jobs check" >"$root.check.log" 2>&1
 rc=$?
