@@ -38,8 +38,8 @@ GPURSA_STATS=1 GPURSA_LOG_LEVEL=${GPURSA_LOG_LEVEL:-2} \
     >"$out/gpursa.txt" 2>"$out/gpursa.err" || { cat "$out/gpursa.err" >&2; exit 1; }
 grep -E '^(rsa|  *sign|[0-9]+:rsa)' "$out/gpursa.txt" || true
 
-# `openssl speed` prints "rsa 2048 bits 0.000357s 0.000010s 2802.1 100000.0": sign/s is field 6.
-rate() { awk '/^rsa +[0-9]+ bits/ { print $2, $6 }' "$1"; }
+# "BITS SIGN/S" per key size, from OpenSSL 3.0's table or 3.5's wider one.
+rate() { awk -f "$top/bench/speed-rates.awk" "$1"; }
 stats=$(grep '^gpursa: ops' "$out/gpursa.err" | tail -n 1)
 backend="CPU fallback (OpenSSL default provider inside gpursa)"
 case "$stats" in

@@ -21,8 +21,6 @@ static OSSL_FUNC_provider_query_operation_fn gpursa_query_operation;
 static OSSL_FUNC_provider_get_reason_strings_fn gpursa_get_reason_strings;
 static OSSL_FUNC_provider_teardown_fn gpursa_teardown;
 
-#define GPURSA_RSA_NAMES "RSA:rsaEncryption:1.2.840.113549.1.1.1"
-#define GPURSA_PROPS "provider=gpursa"
 
 /*
  * Stats counters as provider parameters, one per gpursa_stats field.
@@ -109,11 +107,6 @@ static const OSSL_ALGORITHM gpursa_keymgmt[] = {
     { NULL, NULL, NULL, NULL }
 };
 
-static const OSSL_ALGORITHM gpursa_signature[] = {
-    { GPURSA_RSA_NAMES, GPURSA_PROPS, gpursa_rsa_signature_functions, "gpursa RSA signatures" },
-    { NULL, NULL, NULL, NULL }
-};
-
 static const OSSL_ALGORITHM gpursa_asym_cipher[] = {
     { GPURSA_RSA_NAMES, GPURSA_PROPS, gpursa_rsa_asym_cipher_functions, "gpursa RSA decryption" },
     { NULL, NULL, NULL, NULL }
@@ -128,7 +121,7 @@ static const OSSL_ALGORITHM *gpursa_query_operation(void *vctx, int operation_id
     case OSSL_OP_KEYMGMT:
         return gpursa_keymgmt;
     case OSSL_OP_SIGNATURE:
-        return gpursa_signature;
+        return gpursa_rsa_signature_algorithms;
     case OSSL_OP_ASYM_CIPHER:
         return gpursa_asym_cipher;
     }

@@ -17,6 +17,8 @@
 
 #define GPURSA_PROV_NAME "gpursa"
 #define GPURSA_PROPQ_FALLBACK "provider!=gpursa"
+#define GPURSA_RSA_NAMES "RSA:rsaEncryption:1.2.840.113549.1.1.1"
+#define GPURSA_PROPS "provider=gpursa"
 
 /* Reason codes; strings in gpursa_err.c. */
 enum {
@@ -64,6 +66,9 @@ struct gpursa_prov_ctx {
     OSSL_PROVIDER *fallback_default;
     void *fallback_lock;           /* CRYPTO_RWLOCK for fallback_ready/fallback_default */
     int fallback_ready;            /* RSA is fetchable from libctx without gpursa */
+    /* the PSS salt length the default provider signs with when none is set
+     * (RSA_PSS_SALTLEN_*); 0 until asked, by the first signature context */
+    atomic_int pss_default_saltlen;
 };
 
 /* Make sure the fallback libctx can do RSA without gpursa (loads "default" into
@@ -156,6 +161,8 @@ EVP_PKEY_CTX *gpursa_fallback_pkey_ctx(GPURSA_KEY *key);
 /* Dispatch tables. */
 extern const OSSL_DISPATCH gpursa_rsa_keymgmt_functions[];
 extern const OSSL_DISPATCH gpursa_rsa_signature_functions[];
+/* "RSA", and with OpenSSL 3.4+ headers the composite RSA-<digest> algorithms */
+extern const OSSL_ALGORITHM gpursa_rsa_signature_algorithms[];
 extern const OSSL_DISPATCH gpursa_rsa_asym_cipher_functions[];
 
 #endif /* GPURSA_PROV_H */

@@ -71,8 +71,14 @@ typedef struct {
     SIG_DIGEST md, mgf1;
     EVP_MD_CTX *mdctx;             /* digest-sign/verify message hash */
     int pad_mode;
-    int saltlen;                   /* >= 0 or RSA_PSS_SALTLEN_{DIGEST,AUTO,MAX} */
+    int saltlen;                   /* >= 0 or RSA_PSS_SALTLEN_{DIGEST,AUTO,MAX,AUTO_DIGEST_MAX} */
     EVP_PKEY_CTX *delegate;        /* verify ops: the default provider's ctx */
+    /* composite algorithms (RSA-SHA256 ...): the digest and padding are fixed;
+     * message: the input is the message, not its digest */
+    unsigned int composite : 1;
+    unsigned int message : 1;
+    unsigned char *vsig;           /* the signature verify_message_final checks */
+    size_t vsiglen;
 } GPURSA_SIG_CTX;
 
 static void sig_digest_clear(SIG_DIGEST *d)
@@ -90,6 +96,47 @@ static int sig_digest_copy(SIG_DIGEST *dst, const SIG_DIGEST *src)
     return 1;
 }
 
+/*
+ * The PSS salt length to sign with when the caller sets none: whatever the
+ * running libcrypto's default provider uses, so that a signature through
+ * gpursa is the one the application's own OpenSSL would make. That is "auto"
+ * (the maximum) in OpenSSL 3.0 and "auto-digestmax" (the digest length, capped
+ * by the maximum) from 3.1. The default provider is asked once, through a
+ * verify context on the first key (its default is the same for signing);
+ * without a key, or if asking fails, the running library's version decides.
+ */
+static int sig_default_saltlen(GPURSA_PROV_CTX *provctx, GPURSA_KEY *key)
+{
+    int saltlen = atomic_load(&provctx->pss_default_saltlen), pad = RSA_PKCS1_PSS_PADDING;
+    OSSL_PARAM set[] = { OSSL_PARAM_int(OSSL_SIGNATURE_PARAM_PAD_MODE, &pad), OSSL_PARAM_END };
+    OSSL_PARAM get[] = { OSSL_PARAM_int(OSSL_SIGNATURE_PARAM_PSS_SALTLEN, &saltlen),
+                         OSSL_PARAM_END };
+    EVP_PKEY_CTX *pctx;
+
+    if (saltlen != 0)
+        return saltlen;
+    if (key != NULL) {
+        ERR_set_mark();
+        pctx = gpursa_fallback_pkey_ctx(key);
+        if (pctx != NULL && EVP_PKEY_verify_init(pctx) > 0
+            && EVP_PKEY_CTX_set_params(pctx, set) > 0
+            && EVP_PKEY_CTX_get_params(pctx, get) > 0 && saltlen < 0
+            && saltlen >= RSA_PSS_SALTLEN_AUTO_DIGEST_MAX) {
+            atomic_store(&provctx->pss_default_saltlen, saltlen);
+        } else {
+            saltlen = 0;
+        }
+        EVP_PKEY_CTX_free(pctx);
+        ERR_pop_to_mark();
+        if (saltlen != 0) {
+            gpursa_log(provctx, 3, "the default PSS salt length is %d", saltlen);
+            return saltlen;
+        }
+    }
+    return OpenSSL_version_num() >= 0x30100000L ? RSA_PSS_SALTLEN_AUTO_DIGEST_MAX
+                                                : RSA_PSS_SALTLEN_AUTO;
+}
+
 /* ---- context life cycle ---- */
 
 static void *sig_newctx(void *provctx, const char *propq)
@@ -105,7 +152,7 @@ static void *sig_newctx(void *provctx, const char *propq)
     ctx->provctx = pctx;
     ctx->allow_md = 1;
     ctx->pad_mode = RSA_PKCS1_PADDING;
-    ctx->saltlen = RSA_PSS_SALTLEN_AUTO;
+    ctx->saltlen = sig_default_saltlen(pctx, NULL);
     return ctx;
 }
 
@@ -117,6 +164,7 @@ static void sig_freectx(void *vctx)
         return;
     EVP_MD_CTX_free(ctx->mdctx);
     EVP_PKEY_CTX_free(ctx->delegate);
+    OPENSSL_free(ctx->vsig);
     sig_digest_clear(&ctx->md);
     sig_digest_clear(&ctx->mgf1);
     OPENSSL_free(ctx->propq);
@@ -133,11 +181,13 @@ static void *sig_dupctx(void *vctx)
     dst->propq = NULL;
     dst->mdctx = NULL;
     dst->delegate = NULL;
+    dst->vsig = NULL;
     memset(&dst->md, 0, sizeof(dst->md));
     memset(&dst->mgf1, 0, sizeof(dst->mgf1));
     if (!sig_digest_copy(&dst->md, &src->md)
         || !sig_digest_copy(&dst->mgf1, &src->mgf1)
-        || (src->propq != NULL && (dst->propq = OPENSSL_strdup(src->propq)) == NULL))
+        || (src->propq != NULL && (dst->propq = OPENSSL_strdup(src->propq)) == NULL)
+        || (src->vsig != NULL && (dst->vsig = OPENSSL_memdup(src->vsig, src->vsiglen)) == NULL))
         goto malloc_err;
     /* mid-stream dup: the copy continues the same message hash */
     if (src->mdctx != NULL
@@ -237,6 +287,8 @@ static int sig_parse_saltlen(GPURSA_SIG_CTX *ctx, const OSSL_PARAM *p, int *salt
             *saltlen = RSA_PSS_SALTLEN_MAX;
         } else if (strcmp(s, OSSL_PKEY_RSA_PSS_SALT_LEN_AUTO) == 0) {
             *saltlen = RSA_PSS_SALTLEN_AUTO;
+        } else if (strcmp(s, OSSL_PKEY_RSA_PSS_SALT_LEN_AUTO_DIGEST_MAX) == 0) {
+            *saltlen = RSA_PSS_SALTLEN_AUTO_DIGEST_MAX;
         } else {
             char *end;
             long v;
@@ -250,8 +302,8 @@ static int sig_parse_saltlen(GPURSA_SIG_CTX *ctx, const OSSL_PARAM *p, int *salt
     } else {
         goto bad;
     }
-    /* The special values end at RSA_PSS_SALTLEN_MAX (-3). */
-    if (*saltlen >= RSA_PSS_SALTLEN_MAX)
+    /* The special values end at RSA_PSS_SALTLEN_AUTO_DIGEST_MAX (-4). */
+    if (*saltlen >= RSA_PSS_SALTLEN_AUTO_DIGEST_MAX)
         return 1;
  bad:
     GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_SALT_LENGTH, "bad PSS salt length");
@@ -268,13 +320,23 @@ static int sig_get_string(GPURSA_SIG_CTX *ctx, const OSSL_PARAM params[],
     return r >= 0;
 }
 
+/* The salt length to verify with as the default provider knows it:
+ * "auto-digestmax" verifies as "auto" does, and OpenSSL 3.0 knows only "auto". */
+static int sig_delegate_saltlen(int saltlen)
+{
+    return saltlen == RSA_PSS_SALTLEN_AUTO_DIGEST_MAX ? RSA_PSS_SALTLEN_AUTO : saltlen;
+}
+
 /* Hands accepted parameters to the default provider's context as well, minus
- * the property queries, which name providers of our library context. */
-static int sig_forward_params(GPURSA_SIG_CTX *ctx, const OSSL_PARAM params[])
+ * the property queries, which name providers of our library context; the salt
+ * length goes as the number parsed from it. */
+static int sig_forward_params(GPURSA_SIG_CTX *ctx, const OSSL_PARAM params[], int saltlen)
 {
     OSSL_PARAM *fwd;
     size_t n = 0, i, j = 0;
     int ok;
+
+    saltlen = sig_delegate_saltlen(saltlen);
 
     for (n = 0; params[n].key != NULL; n++)
         continue;
@@ -283,8 +345,10 @@ static int sig_forward_params(GPURSA_SIG_CTX *ctx, const OSSL_PARAM params[])
         return 0;
     }
     for (i = 0; i < n; i++)
-        if (strcmp(params[i].key, OSSL_SIGNATURE_PARAM_PROPERTIES) != 0
-            && strcmp(params[i].key, OSSL_SIGNATURE_PARAM_MGF1_PROPERTIES) != 0)
+        if (strcmp(params[i].key, OSSL_SIGNATURE_PARAM_PSS_SALTLEN) == 0)
+            fwd[j++] = OSSL_PARAM_construct_int(OSSL_SIGNATURE_PARAM_PSS_SALTLEN, &saltlen);
+        else if (strcmp(params[i].key, OSSL_SIGNATURE_PARAM_PROPERTIES) != 0
+                 && strcmp(params[i].key, OSSL_SIGNATURE_PARAM_MGF1_PROPERTIES) != 0)
             fwd[j++] = params[i];
     fwd[j] = OSSL_PARAM_construct_end();
     ok = EVP_PKEY_CTX_set_params(ctx->delegate, fwd) > 0;
@@ -350,7 +414,7 @@ static int sig_set_ctx_params(void *vctx, const OSSL_PARAM params[])
                          "no padding cannot be combined with a digest");
         goto end;
     }
-    if (ctx->delegate != NULL && !sig_forward_params(ctx, params))
+    if (ctx->delegate != NULL && !sig_forward_params(ctx, params, saltlen))
         goto end;
 
     ctx->pad_mode = pad;
@@ -488,6 +552,9 @@ static int sig_get_ctx_params(void *vctx, OSSL_PARAM *params)
             case RSA_PSS_SALTLEN_AUTO:
                 s = OSSL_PKEY_RSA_PSS_SALT_LEN_AUTO;
                 break;
+            case RSA_PSS_SALTLEN_AUTO_DIGEST_MAX:
+                s = OSSL_PKEY_RSA_PSS_SALT_LEN_AUTO_DIGEST_MAX;
+                break;
             default:
                 BIO_snprintf(num, sizeof(num), "%d", ctx->saltlen);
             }
@@ -567,8 +634,13 @@ static int sig_init(GPURSA_SIG_CTX *ctx, void *vkey, const OSSL_PARAM params[], 
     ctx->key = key;
     ctx->operation = operation;
     ctx->allow_md = 1;
+    ctx->composite = 0;
+    ctx->message = 0;
+    OPENSSL_free(ctx->vsig);
+    ctx->vsig = NULL;
+    ctx->vsiglen = 0;
     ctx->pad_mode = RSA_PKCS1_PADDING;
-    ctx->saltlen = RSA_PSS_SALTLEN_AUTO;
+    ctx->saltlen = sig_default_saltlen(ctx->provctx, key);
     EVP_PKEY_CTX_free(ctx->delegate);
     ctx->delegate = NULL;
     if (operation != EVP_PKEY_OP_SIGN) {
@@ -682,7 +754,7 @@ static int sig_sign(void *vctx, unsigned char *sig, size_t *siglen, size_t sigsi
 static int sig_sync_delegate(GPURSA_SIG_CTX *ctx)
 {
     OSSL_PARAM params[5], *p = params;
-    int pad = ctx->pad_mode, saltlen = ctx->saltlen;
+    int pad = ctx->pad_mode, saltlen = sig_delegate_saltlen(ctx->saltlen);
 
     if (ctx->delegate == NULL) {
         GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_OPERATION_NOT_SUPPORTED,
@@ -753,6 +825,23 @@ static int sig_verify_recover(void *vctx, unsigned char *rout, size_t *routlen,
 
 /* ---- digest-sign / digest-verify ---- */
 
+/* Starts hashing the message with the context's digest. */
+static int sig_start_hash(GPURSA_SIG_CTX *ctx, const OSSL_PARAM params[])
+{
+    if (ctx->md.md == NULL) {
+        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_DIGEST, "no digest for digest-sign/verify");
+        return 0;
+    }
+    if ((ctx->mdctx == NULL && (ctx->mdctx = EVP_MD_CTX_new()) == NULL)
+        || !EVP_DigestInit_ex2(ctx->mdctx, ctx->md.md, params)) {
+        EVP_MD_CTX_free(ctx->mdctx);
+        ctx->mdctx = NULL;
+        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_DIGEST, "cannot start %s", ctx->md.name);
+        return 0;
+    }
+    return 1;
+}
+
 static int sig_digest_init(GPURSA_SIG_CTX *ctx, const char *mdname, void *vkey,
                            const OSSL_PARAM params[], int operation)
 {
@@ -769,17 +858,8 @@ static int sig_digest_init(GPURSA_SIG_CTX *ctx, const char *mdname, void *vkey,
         if (!sig_set_ctx_params(ctx, set))
             return 0;
     }
-    if (ctx->md.md == NULL) {
-        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_DIGEST, "no digest for digest-sign/verify");
+    if (!sig_start_hash(ctx, params))
         return 0;
-    }
-    if ((ctx->mdctx == NULL && (ctx->mdctx = EVP_MD_CTX_new()) == NULL)
-        || !EVP_DigestInit_ex2(ctx->mdctx, ctx->md.md, params)) {
-        EVP_MD_CTX_free(ctx->mdctx);
-        ctx->mdctx = NULL;
-        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_DIGEST, "cannot start %s", ctx->md.name);
-        return 0;
-    }
     ctx->allow_md = 0;
     return 1;
 }
@@ -884,4 +964,203 @@ const OSSL_DISPATCH gpursa_rsa_signature_functions[] = {
     { OSSL_FUNC_SIGNATURE_SET_CTX_MD_PARAMS, (void (*)(void))sig_set_ctx_md_params },
     { OSSL_FUNC_SIGNATURE_SETTABLE_CTX_MD_PARAMS, (void (*)(void))sig_settable_ctx_md_params },
     { 0, NULL }
+};
+
+#ifdef OSSL_FUNC_SIGNATURE_SIGN_MESSAGE_INIT
+/*
+ * ---- composite signature algorithms (OpenSSL 3.4+): "RSA-SHA256" & co ----
+ *
+ * An application may fetch the signature algorithm by its full name and sign
+ * through EVP_PKEY_sign_init_ex2 (tbs is the digest) or
+ * EVP_PKEY_sign_message_init (tbs is the message), and verify alike. They are
+ * PKCS#1 v1.5 with a fixed digest, as in the default provider: the same
+ * context as above, initialised with the digest fixed and the padding and
+ * digest parameters closed; the only parameter is the signature that
+ * EVP_PKEY_verify_message_final checks.
+ */
+
+static OSSL_FUNC_signature_query_key_types_fn sig_alg_key_types;
+static OSSL_FUNC_signature_sign_fn sig_alg_sign;
+static OSSL_FUNC_signature_verify_fn sig_alg_verify;
+static OSSL_FUNC_signature_verify_message_final_fn sig_alg_verify_message_final;
+static OSSL_FUNC_signature_set_ctx_params_fn sig_alg_set_ctx_params;
+static OSSL_FUNC_signature_settable_ctx_params_fn sig_alg_settable_ctx_params;
+
+static int sig_alg_set_ctx_params(void *vctx, const OSSL_PARAM params[])
+{
+    GPURSA_SIG_CTX *ctx = vctx;
+    const OSSL_PARAM *p;
+
+    if (params == NULL || params[0].key == NULL)
+        return 1;
+    p = OSSL_PARAM_locate_const(params, OSSL_SIGNATURE_PARAM_SIGNATURE);
+    if (p == NULL || !ctx->message || ctx->operation != EVP_PKEY_OP_VERIFY) {
+        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_PARAMETER,
+                         "%s takes no parameters but the signature to verify",
+                         ctx->md.name);
+        return 0;
+    }
+    OPENSSL_free(ctx->vsig);
+    ctx->vsig = NULL;
+    ctx->vsiglen = 0;
+    if (!OSSL_PARAM_get_octet_string(p, (void **)&ctx->vsig, 0, &ctx->vsiglen)) {
+        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_PARAMETER, "cannot read the signature");
+        return 0;
+    }
+    return 1;
+}
+
+static const OSSL_PARAM sig_alg_settable[] = {
+    OSSL_PARAM_octet_string(OSSL_SIGNATURE_PARAM_SIGNATURE, NULL, 0),
+    OSSL_PARAM_END
+};
+
+static const OSSL_PARAM *sig_alg_settable_ctx_params(void *vctx, void *provctx)
+{
+    GPURSA_SIG_CTX *ctx = vctx;
+
+    return ctx != NULL && ctx->message && ctx->operation == EVP_PKEY_OP_VERIFY
+           ? sig_alg_settable : NULL;
+}
+
+static const char **sig_alg_key_types(void)
+{
+    static const char *types[] = { "RSA", NULL };
+
+    return types;
+}
+
+/* Init for the composite algorithm of digest |mdname|; |message|: the input
+ * is the message (sign/verify_message_init), else its digest. */
+static int sig_alg_init(void *vctx, void *vkey, const OSSL_PARAM params[],
+                        int operation, int message, const char *mdname)
+{
+    GPURSA_SIG_CTX *ctx = vctx;
+    OSSL_PARAM md[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_SIGNATURE_PARAM_DIGEST, (char *)mdname, 0),
+        OSSL_PARAM_END
+    };
+
+    if (!sig_init(ctx, vkey, md, operation) || (message && !sig_start_hash(ctx, NULL)))
+        return 0;
+    ctx->allow_md = 0;
+    ctx->composite = 1;
+    ctx->message = message;
+    return sig_alg_set_ctx_params(ctx, params);
+}
+
+/* One-shot: a digest, or with sign_message_init the whole message. */
+static int sig_alg_sign(void *vctx, unsigned char *sig, size_t *siglen, size_t sigsize,
+                        const unsigned char *tbs, size_t tbslen)
+{
+    GPURSA_SIG_CTX *ctx = vctx;
+
+    if (!ctx->message || sig == NULL)
+        return sig_sign(ctx, sig, siglen, sigsize, tbs, tbslen);
+    return sig_digest_update(ctx, tbs, tbslen)
+           && sig_digest_sign_final(ctx, sig, siglen, sigsize);
+}
+
+static int sig_alg_verify(void *vctx, const unsigned char *sig, size_t siglen,
+                          const unsigned char *tbs, size_t tbslen)
+{
+    GPURSA_SIG_CTX *ctx = vctx;
+
+    if (!ctx->message)
+        return sig_verify(ctx, sig, siglen, tbs, tbslen);
+    return sig_digest_update(ctx, tbs, tbslen)
+           && sig_digest_verify_final(ctx, sig, siglen);
+}
+
+static int sig_alg_verify_message_final(void *vctx)
+{
+    GPURSA_SIG_CTX *ctx = vctx;
+
+    if (ctx->vsig == NULL) {
+        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_PARAMETER, "no signature to verify");
+        return 0;
+    }
+    return sig_digest_verify_final(ctx, ctx->vsig, ctx->vsiglen);
+}
+
+#define SIG_ALG(id, MD)                                                                    \
+    static int sig_##id##_sign_init(void *c, void *k, const OSSL_PARAM p[])               \
+    { return sig_alg_init(c, k, p, EVP_PKEY_OP_SIGN, 0, MD); }                             \
+    static int sig_##id##_sign_message_init(void *c, void *k, const OSSL_PARAM p[])       \
+    { return sig_alg_init(c, k, p, EVP_PKEY_OP_SIGN, 1, MD); }                             \
+    static int sig_##id##_verify_init(void *c, void *k, const OSSL_PARAM p[])             \
+    { return sig_alg_init(c, k, p, EVP_PKEY_OP_VERIFY, 0, MD); }                           \
+    static int sig_##id##_verify_message_init(void *c, void *k, const OSSL_PARAM p[])     \
+    { return sig_alg_init(c, k, p, EVP_PKEY_OP_VERIFY, 1, MD); }                           \
+    static const OSSL_DISPATCH sig_##id##_functions[] = {                                  \
+        { OSSL_FUNC_SIGNATURE_NEWCTX, (void (*)(void))sig_newctx },                        \
+        { OSSL_FUNC_SIGNATURE_FREECTX, (void (*)(void))sig_freectx },                      \
+        { OSSL_FUNC_SIGNATURE_DUPCTX, (void (*)(void))sig_dupctx },                        \
+        { OSSL_FUNC_SIGNATURE_QUERY_KEY_TYPES, (void (*)(void))sig_alg_key_types },        \
+        { OSSL_FUNC_SIGNATURE_SIGN_INIT, (void (*)(void))sig_##id##_sign_init },           \
+        { OSSL_FUNC_SIGNATURE_SIGN, (void (*)(void))sig_alg_sign },                        \
+        { OSSL_FUNC_SIGNATURE_SIGN_MESSAGE_INIT,                                           \
+          (void (*)(void))sig_##id##_sign_message_init },                                  \
+        { OSSL_FUNC_SIGNATURE_SIGN_MESSAGE_UPDATE, (void (*)(void))sig_digest_update },    \
+        { OSSL_FUNC_SIGNATURE_SIGN_MESSAGE_FINAL, (void (*)(void))sig_digest_sign_final }, \
+        { OSSL_FUNC_SIGNATURE_VERIFY_INIT, (void (*)(void))sig_##id##_verify_init },       \
+        { OSSL_FUNC_SIGNATURE_VERIFY, (void (*)(void))sig_alg_verify },                    \
+        { OSSL_FUNC_SIGNATURE_VERIFY_MESSAGE_INIT,                                         \
+          (void (*)(void))sig_##id##_verify_message_init },                                \
+        { OSSL_FUNC_SIGNATURE_VERIFY_MESSAGE_UPDATE, (void (*)(void))sig_digest_update },  \
+        { OSSL_FUNC_SIGNATURE_VERIFY_MESSAGE_FINAL,                                        \
+          (void (*)(void))sig_alg_verify_message_final },                                  \
+        { OSSL_FUNC_SIGNATURE_GET_CTX_PARAMS, (void (*)(void))sig_get_ctx_params },        \
+        { OSSL_FUNC_SIGNATURE_GETTABLE_CTX_PARAMS, (void (*)(void))sig_gettable_ctx_params }, \
+        { OSSL_FUNC_SIGNATURE_SET_CTX_PARAMS, (void (*)(void))sig_alg_set_ctx_params },    \
+        { OSSL_FUNC_SIGNATURE_SETTABLE_CTX_PARAMS,                                         \
+          (void (*)(void))sig_alg_settable_ctx_params },                                   \
+        { 0, NULL }                                                                        \
+    };
+
+SIG_ALG(sha1, "SHA1")
+SIG_ALG(sha224, "SHA2-224")
+SIG_ALG(sha256, "SHA2-256")
+SIG_ALG(sha384, "SHA2-384")
+SIG_ALG(sha512, "SHA2-512")
+SIG_ALG(sha512_224, "SHA2-512/224")
+SIG_ALG(sha512_256, "SHA2-512/256")
+SIG_ALG(sha3_224, "SHA3-224")
+SIG_ALG(sha3_256, "SHA3-256")
+SIG_ALG(sha3_384, "SHA3-384")
+SIG_ALG(sha3_512, "SHA3-512")
+SIG_ALG(ripemd160, "RIPEMD160")
+#endif /* OSSL_FUNC_SIGNATURE_SIGN_MESSAGE_INIT */
+
+/* The names are the default provider's (OpenSSL 3.5), alias for alias: a
+ * provider naming an algorithm differently from another breaks both. */
+const OSSL_ALGORITHM gpursa_rsa_signature_algorithms[] = {
+    { GPURSA_RSA_NAMES, GPURSA_PROPS, gpursa_rsa_signature_functions, "gpursa RSA signatures" },
+#ifdef OSSL_FUNC_SIGNATURE_SIGN_MESSAGE_INIT
+    { "RSA-SHA1:RSA-SHA-1:sha1WithRSAEncryption:1.2.840.113549.1.1.5", GPURSA_PROPS,
+      sig_sha1_functions, "gpursa RSA-SHA1" },
+    { "RSA-SHA2-224:RSA-SHA224:sha224WithRSAEncryption:1.2.840.113549.1.1.14", GPURSA_PROPS,
+      sig_sha224_functions, "gpursa RSA-SHA2-224" },
+    { "RSA-SHA2-256:RSA-SHA256:sha256WithRSAEncryption:1.2.840.113549.1.1.11", GPURSA_PROPS,
+      sig_sha256_functions, "gpursa RSA-SHA2-256" },
+    { "RSA-SHA2-384:RSA-SHA384:sha384WithRSAEncryption:1.2.840.113549.1.1.12", GPURSA_PROPS,
+      sig_sha384_functions, "gpursa RSA-SHA2-384" },
+    { "RSA-SHA2-512:RSA-SHA512:sha512WithRSAEncryption:1.2.840.113549.1.1.13", GPURSA_PROPS,
+      sig_sha512_functions, "gpursa RSA-SHA2-512" },
+    { "RSA-SHA2-512/224:RSA-SHA512-224:sha512-224WithRSAEncryption:1.2.840.113549.1.1.15",
+      GPURSA_PROPS, sig_sha512_224_functions, "gpursa RSA-SHA2-512/224" },
+    { "RSA-SHA2-512/256:RSA-SHA512-256:sha512-256WithRSAEncryption:1.2.840.113549.1.1.16",
+      GPURSA_PROPS, sig_sha512_256_functions, "gpursa RSA-SHA2-512/256" },
+    { "RSA-SHA3-224:id-rsassa-pkcs1-v1_5-with-sha3-224:2.16.840.1.101.3.4.3.13", GPURSA_PROPS,
+      sig_sha3_224_functions, "gpursa RSA-SHA3-224" },
+    { "RSA-SHA3-256:id-rsassa-pkcs1-v1_5-with-sha3-256:2.16.840.1.101.3.4.3.14", GPURSA_PROPS,
+      sig_sha3_256_functions, "gpursa RSA-SHA3-256" },
+    { "RSA-SHA3-384:id-rsassa-pkcs1-v1_5-with-sha3-384:2.16.840.1.101.3.4.3.15", GPURSA_PROPS,
+      sig_sha3_384_functions, "gpursa RSA-SHA3-384" },
+    { "RSA-SHA3-512:id-rsassa-pkcs1-v1_5-with-sha3-512:2.16.840.1.101.3.4.3.16", GPURSA_PROPS,
+      sig_sha3_512_functions, "gpursa RSA-SHA3-512" },
+    { "RSA-RIPEMD160:ripemd160WithRSA:1.3.36.3.3.1.2", GPURSA_PROPS,
+      sig_ripemd160_functions, "gpursa RSA-RIPEMD160" },
+#endif
+    { NULL, NULL, NULL, NULL }
 };

@@ -273,6 +273,8 @@ int gpursa_pss_saltlen(const GPURSA_PROV_CTX *provctx, int saltlen,
     case RSA_PSS_SALTLEN_AUTO:   /* when signing, auto means the maximum */
     case RSA_PSS_SALTLEN_MAX:
         return (int)room;
+    case RSA_PSS_SALTLEN_AUTO_DIGEST_MAX:
+        return (int)(hlen < room ? hlen : room);
     default:
         if (saltlen < 0) {
             GPURSA_RAISE_MSG(provctx, GPURSA_R_BAD_SALT_LENGTH,

@@ -31,9 +31,20 @@ int gpursa_emsa_pkcs1_encode(const GPURSA_PROV_CTX *provctx,
                              const GPURSA_SIG_MD *smd,
                              const unsigned char *tbs, size_t tbslen);
 
+/* OpenSSL 3.1's PSS salt mode "auto-digestmax": the digest length, capped by
+ * the maximum, when signing; any length when verifying. gpursa accepts it
+ * whatever the headers it was built with. */
+#ifndef RSA_PSS_SALTLEN_AUTO_DIGEST_MAX
+# define RSA_PSS_SALTLEN_AUTO_DIGEST_MAX -4
+#endif
+#ifndef OSSL_PKEY_RSA_PSS_SALT_LEN_AUTO_DIGEST_MAX
+# define OSSL_PKEY_RSA_PSS_SALT_LEN_AUTO_DIGEST_MAX "auto-digestmax"
+#endif
+
 /*
  * The salt length PSS signing will use for |saltlen| (a length >= 0 or one of
- * RSA_PSS_SALTLEN_DIGEST, _AUTO, _MAX; AUTO means MAX when signing) with an
+ * RSA_PSS_SALTLEN_DIGEST, _AUTO, _MAX, _AUTO_DIGEST_MAX; AUTO means MAX when
+ * signing, AUTO_DIGEST_MAX the digest length or MAX if smaller) with an
  * hlen-byte digest and a modbits-bit modulus. Returns -1 with a gpursa error
  * raised when the encoding cannot hold it (emLen < hLen + sLen + 2).
  */

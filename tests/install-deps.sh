@@ -2,6 +2,7 @@
 # Install what building and testing gpursa needs on Debian/Ubuntu (run as root or with sudo).
 # clang with its sanitizer and libFuzzer runtimes, and gcc's (libasan, libtsan: part of
 # build-essential), are for tests/ci-security.sh; xxd is for the hostile-input CLI tests;
+# debootstrap makes the Debian 13 root in which tests/ci-openssl35.sh tests OpenSSL 3.5.
 # debhelper, lintian and debootstrap are for tests/ci-deb.sh (dpkg-dev comes with
 # build-essential; debian/rules needs no fakeroot: Rules-Requires-Root: no).
 set -e

@@ -4,6 +4,8 @@
 # the suites again in an ASan+UBSan tree and in a TSan tree, and each libFuzzer harness
 # for a bounded time).
 # GPURSA_CONFIGURE_FLAGS, when set (even empty), goes to configure as it is.
+# GPURSA_OPENSSL35=0 skips the OpenSSL 3.5 stage (tests/ci-openssl35.sh) after make check
+# (by default it runs unless GPURSA_SECURITY=0);
 # GPURSA_SECURITY=0 skips the sanitizer and fuzzing steps (a quick local run);
 # FUZZ_SECONDS (default 45) is each harness's fuzzing time.
 set -e
@@ -23,9 +25,20 @@ mkdir -p _build && cd _build
 make -j"$(nproc)"
 make -j"$(nproc)" check || { cat tests/*/test-suite.log 2>/dev/null; exit 1; }
 cd ..
+# --- OpenSSL 3.5 stage: make check again, built against Debian 13's OpenSSL 3.5 in a
+# debootstrap root (tests/ci-openssl35.sh; skipped without root or debootstrap).
+# GPURSA_OPENSSL35=0 leaves it out; so does GPURSA_SECURITY=0 unless GPURSA_OPENSSL35=1.
+if [ "${GPURSA_OPENSSL35:-${GPURSA_SECURITY:-1}}" = 0 ]; then
+    echo "run-all.sh: GPURSA_OPENSSL35=0: the OpenSSL 3.5 stage skipped"
+else
+    rc=0; tests/ci-openssl35.sh || rc=$?
+    [ "$rc" = 0 ] || [ "$rc" = 77 ] || exit "$rc"
+fi
+# --- end of the OpenSSL 3.5 stage
 # The Debian package: built from a copy of the sources, linted, installed into a fresh
-# Debian root where it signs (tests/ci-deb.sh; GPURSA_DEB=0 skips it).
-tests/ci-deb.sh
+# Debian root where it signs (tests/ci-deb.sh). GPURSA_DEB=0 leaves it out; so does
+# GPURSA_SECURITY=0 unless GPURSA_DEB=1.
+GPURSA_DEB="${GPURSA_DEB:-${GPURSA_SECURITY:-1}}" tests/ci-deb.sh
 if [ "${GPURSA_SECURITY:-1}" = 0 ]; then
     echo "run-all.sh: GPURSA_SECURITY=0: sanitizer and fuzzing steps skipped"
     exit 0

@@ -21,6 +21,10 @@
 #define GP "provider=gpursa"
 #define DF "provider=default"
 #define MAXSIG 512
+/* EVP's reason for a provider's failed sign, in OpenSSL 3.5's evperr.h */
+#ifndef EVP_R_PROVIDER_SIGNATURE_FAILURE
+# define EVP_R_PROVIDER_SIGNATURE_FAILURE 234
+#endif
 /* A UTF-8 parameter from a string literal, with its length. */
 #define PSTR(k, v) OSSL_PARAM_utf8_string((k), (char *)(v), sizeof(v) - 1)
 
@@ -127,24 +131,43 @@ static size_t random_message(unsigned char *buf, size_t max)
     return len;
 }
 
-/* True if the newest error carries a gpursa reason, or failing that any
- * library's reason (the delegated paths report the default provider's). */
-static int error_is_gpursa(void)
+/*
+ * Empties the error queue; true if one of its errors carries a gpursa reason.
+ * gpursa's reason need not be the newest: newer OpenSSL (3.5 does) raises its
+ * own "provider signature failure" (EVP) on top of the provider's error when
+ * a provider's sign fails. Anything else on top of gpursa's error is refused.
+ */
+static int error_is_gpursa(char *all, size_t allsize)
 {
-    unsigned long e = ERR_peek_last_error();
-    const char *s = ERR_reason_error_string(e);
+    unsigned long e;
+    int found = 0, foreign_after = 0;
+    size_t used = 0;
 
-    return e != 0 && s != NULL && strncmp(s, "gpursa:", 7) == 0;
+    all[0] = '\0';
+    while ((e = ERR_get_error()) != 0) {
+        const char *s = ERR_reason_error_string(e);
+        int ours = s != NULL && strncmp(s, "gpursa:", 7) == 0;
+
+        if (used < allsize)
+            used += (size_t)snprintf(all + used, allsize - used, "%s[%s]",
+                                     used ? " " : "", ERR_error_string(e, NULL));
+        if (ours)
+            found = 1;
+        else if (found && !(ERR_GET_LIB(e) == ERR_LIB_EVP
+                            && ERR_GET_REASON(e) == EVP_R_PROVIDER_SIGNATURE_FAILURE))
+            foreign_after = 1;
+    }
+    return found && !foreign_after;
 }
 
 static void expect_error(const char *what, int gpursa_reason)
 {
-    unsigned long e = ERR_peek_last_error();
+    char all[1024];
 
-    ck_assert_msg(e != 0, "%s: no error on the queue", what);
+    ck_assert_msg(ERR_peek_last_error() != 0, "%s: no error on the queue", what);
     if (gpursa_reason)
-        ck_assert_msg(error_is_gpursa(), "%s: error is not gpursa's: %s", what,
-                      ERR_error_string(e, NULL));
+        ck_assert_msg(error_is_gpursa(all, sizeof(all)),
+                      "%s: no gpursa reason, or others after it: %s", what, all);
     ERR_clear_error();
 }
 
@@ -240,6 +263,120 @@ START_TEST(test_pss_every_digest_and_saltlen_cross)
             cross_check(k, &sp, &sp, tbs, tlen, strcmp(salts[s], "0") == 0);
             /* 3.0's "auto" on verify recovers whatever salt was used */
             cross_check(k, &sp, &autov, tbs, tlen, strcmp(salts[s], "0") == 0);
+        }
+    }
+}
+END_TEST
+
+/* The salt length a context holds, as the number (EVP_PKEY_CTX_get_rsa_pss_saltlen
+ * reads OpenSSL 3.5's "auto-digestmax" as 0). */
+static int saltlen_int(EVP_PKEY_CTX *pctx)
+{
+    int salt = 0;
+    OSSL_PARAM p[] = { OSSL_PARAM_int(OSSL_SIGNATURE_PARAM_PSS_SALTLEN, &salt), OSSL_PARAM_END };
+
+    ck_assert_int_gt(EVP_PKEY_CTX_get_params(pctx, p), 0);
+    return salt;
+}
+
+/* Whether the running default provider knows OpenSSL 3.1's "auto-digestmax"
+ * (3.0 reads any unknown word as the number 0). */
+static int default_has_auto_digestmax(void)
+{
+    EVP_PKEY_CTX *pctx = EVP_PKEY_CTX_new_from_pkey(libctx, keys[K2048].d, DF);
+    OSSL_PARAM p[] = { PSTR(OSSL_SIGNATURE_PARAM_PAD_MODE, "pss"),
+                       PSTR(OSSL_SIGNATURE_PARAM_PSS_SALTLEN, "auto-digestmax"), OSSL_PARAM_END };
+    int r;
+
+    ck_assert_int_gt(EVP_PKEY_sign_init(pctx), 0);
+    r = EVP_PKEY_CTX_set_params(pctx, p) > 0 && saltlen_int(pctx) == -4;
+    EVP_PKEY_CTX_free(pctx);
+    ERR_clear_error();
+    return r;
+}
+
+/* The salt length the default provider signs with when none is set (a
+ * RSA_PSS_SALTLEN_* value), as it reports it. */
+static int default_pss_saltlen(void)
+{
+    EVP_PKEY_CTX *pctx = EVP_PKEY_CTX_new_from_pkey(libctx, keys[K2048].d, DF);
+    int salt;
+
+    ck_assert_int_gt(EVP_PKEY_sign_init(pctx), 0);
+    ck_assert_int_gt(EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PSS_PADDING), 0);
+    salt = saltlen_int(pctx);
+    EVP_PKEY_CTX_free(pctx);
+    return salt;
+}
+
+/* Signs with gpursa and checks, through the default provider verifying with
+ * an explicit salt length, that the salt was exactly |want| bytes long. */
+static void expect_salt_bytes(const TKEY *k, const char *md, const char *salt, int want,
+                              const unsigned char *tbs, size_t tbslen)
+{
+    unsigned char sig[MAXSIG];
+    char n[16];
+    size_t sl;
+
+    ck_assert_msg(do_sign(k->g, 1, &(SIGP){ "pss", md, NULL, salt }, tbs, tbslen, sig, &sl) > 0,
+                  "gpursa sign %d-bit %s salt %s", k->bits, md, salt ? salt : "(default)");
+    snprintf(n, sizeof(n), "%d", want);
+    ck_assert_msg(do_verify(k->d, 0, &(SIGP){ "pss", md, NULL, n }, sig, sl, tbs, tbslen) == 1,
+                  "%d-bit %s salt %s: not %d bytes", k->bits, md, salt ? salt : "(default)",
+                  want);
+    snprintf(n, sizeof(n), "%d", want + 1);
+    ck_assert_int_ne(do_verify(k->d, 0, &(SIGP){ "pss", md, NULL, n }, sig, sl, tbs, tbslen), 1);
+}
+
+/*
+ * "auto-digestmax" (OpenSSL 3.1+) signs with a salt as long as the digest,
+ * or the maximum when that is smaller, and gpursa accepts it whatever
+ * OpenSSL runs it. With no salt length set, gpursa's salt is as long as the
+ * running default provider's: the maximum on 3.0, the digest's length from
+ * 3.1 on.
+ */
+START_TEST(test_pss_auto_digestmax_and_default_salt)
+{
+    /* the small keys, where the maximum is below the digest length, once */
+    const TKEY *all[] = { &keys[_i], &keys[K1024], &keys[K1025], &keys[K512] };
+    size_t nkeys = _i == 0 ? sizeof(all) / sizeof(all[0]) : 1;
+    int dflt = default_pss_saltlen(), has_dm = default_has_auto_digestmax();
+    unsigned char msg[100], tbs[EVP_MAX_MD_SIZE], sig[MAXSIG];
+    size_t i, j, tlen, sl;
+
+    /* the default is one of the two that OpenSSL 3.x versions have used */
+    ck_assert_msg(dflt == RSA_PSS_SALTLEN_AUTO || dflt == -4, "default salt %d", dflt);
+    for (j = 0; j < nkeys; j++) {
+        const TKEY *k = all[j];
+        int emlen = (k->bits - 1 + 7) / 8;
+
+        for (i = 0; i < NDIGESTS; i++) {
+            int hlen, room;
+
+            tlen = hash(digests[i], msg, random_message(msg, sizeof(msg)), tbs);
+            hlen = (int)tlen;
+            room = emlen - hlen - 2;
+            if (room < 0)
+                continue;   /* the digest does not fit PSS with this key */
+            expect_salt_bytes(k, digests[i], "auto-digestmax", hlen < room ? hlen : room,
+                              tbs, tlen);
+            expect_salt_bytes(k, digests[i], NULL,
+                              dflt == RSA_PSS_SALTLEN_AUTO || hlen > room ? room : hlen,
+                              tbs, tlen);
+            /* verifying with "auto-digestmax" accepts any salt length */
+            ck_assert_int_gt(do_sign(k->d, 0, &(SIGP){ "pss", digests[i], NULL, "max" }, tbs,
+                                     tlen, sig, &sl), 0);
+            ck_assert_int_eq(do_verify(k->g, 1, &(SIGP){ "pss", digests[i], NULL,
+                                                         "auto-digestmax" },
+                                       sig, sl, tbs, tlen), 1);
+            ck_assert_int_gt(do_sign(k->d, 0, &(SIGP){ "pss", digests[i], NULL, "0" }, tbs,
+                                     tlen, sig, &sl), 0);
+            ck_assert_int_eq(do_verify(k->g, 1, &(SIGP){ "pss", digests[i], NULL,
+                                                         "auto-digestmax" },
+                                       sig, sl, tbs, tlen), 1);
+            if (has_dm)
+                cross_check(k, &(SIGP){ "pss", digests[i], NULL, "auto-digestmax" },
+                            &(SIGP){ "pss", digests[i], NULL, "auto-digestmax" }, tbs, tlen, 0);
         }
     }
 }
@@ -520,8 +657,11 @@ static int sign_ctx_aid(const TKEY *k, int gp, const SIGP *sp, unsigned char *ai
 
 START_TEST(test_algorithm_id_matches_default)
 {
-    static const char *const salts[] = { NULL, "digest", "max", "auto", "0", "20", "32", "300" };
+    /* "auto-digestmax" last: compared only where the default provider has it */
+    static const char *const salts[] = { NULL, "digest", "max", "auto", "0", "20", "32", "300",
+                                         "auto-digestmax" };
     static const char *const mgfs[] = { NULL, "SHA1", "SHA256", "SHA512" };
+    const size_t nsalts = sizeof(salts) / sizeof(salts[0]) - !default_has_auto_digestmax();
     const TKEY *k = &keys[_i];
     unsigned char ga[128], da[128];
     size_t gl, dl, i, j, s;
@@ -540,7 +680,7 @@ START_TEST(test_algorithm_id_matches_default)
             compared++;
         }
         for (j = 0; j < sizeof(mgfs) / sizeof(mgfs[0]); j++) {
-            for (s = 0; s < sizeof(salts) / sizeof(salts[0]); s++) {
+            for (s = 0; s < nsalts; s++) {
                 SIGP pp = { "pss", md, mgfs[j], salts[s] };
 
                 gr = sign_ctx_aid(k, 1, &pp, ga, &gl);
@@ -789,14 +929,16 @@ static void expect_sign_fails(const TKEY *k, const char *what, const SIGP *sp, s
 START_TEST(test_bad_parameters_give_errors)
 {
     const TKEY *k = &keys[K2048];
-    int i100 = -100, imax = INT_MAX, ibad = 1234, x931 = RSA_X931_PADDING, pss = RSA_PKCS1_PSS_PADDING;
+    int i100 = -100, i5 = -5, imax = INT_MAX, ibad = 1234, x931 = RSA_X931_PADDING, pss = RSA_PKCS1_PSS_PADDING;
     struct {
         const char *what;
         OSSL_PARAM p[3];
     } cases[] = {
         { "saltlen int -100", { OSSL_PARAM_int("pad-mode", &pss), OSSL_PARAM_int("saltlen", &i100), OSSL_PARAM_END } },
         { "saltlen -100", { PSTR("pad-mode", "pss"), PSTR("saltlen", "-100"), OSSL_PARAM_END } },
-        { "saltlen -4", { PSTR("pad-mode", "pss"), PSTR("saltlen", "-4"), OSSL_PARAM_END } },
+        { "saltlen -5", { PSTR("pad-mode", "pss"), PSTR("saltlen", "-5"), OSSL_PARAM_END } },
+        { "saltlen int -5", { OSSL_PARAM_int("pad-mode", &pss), OSSL_PARAM_int("saltlen", &i5), OSSL_PARAM_END } },
+        { "saltlen auto-digestmaxx", { PSTR("pad-mode", "pss"), PSTR("saltlen", "auto-digestmaxx"), OSSL_PARAM_END } },
         { "saltlen junk", { PSTR("pad-mode", "pss"), PSTR("saltlen", "12abc"), OSSL_PARAM_END } },
         { "saltlen empty", { PSTR("pad-mode", "pss"), PSTR("saltlen", ""), OSSL_PARAM_END } },
         { "saltlen 1e30", { PSTR("pad-mode", "pss"), PSTR("saltlen", "1000000000000000000000000000000"), OSSL_PARAM_END } },
@@ -1026,7 +1168,152 @@ START_TEST(test_multi_prime_key)
 }
 END_TEST
 
-static Suite *make_signature_suite(void)
+#ifdef OSSL_FUNC_SIGNATURE_SIGN_MESSAGE_INIT
+/* ---- composite algorithms (OpenSSL 3.4+): "RSA-SHA256" fetched as a signature ---- */
+
+/* name, digest: every composite RSA algorithm gpursa offers */
+static const char *const sigalgs[][2] = {
+    { "RSA-SHA1", "SHA1" }, { "RSA-SHA224", "SHA224" }, { "RSA-SHA2-256", "SHA256" },
+    { "sha384WithRSAEncryption", "SHA384" }, { "RSA-SHA512", "SHA512" },
+    { "RSA-SHA512-224", "SHA512-224" }, { "RSA-SHA2-512/256", "SHA512-256" },
+    { "RSA-SHA3-224", "SHA3-224" }, { "RSA-SHA3-256", "SHA3-256" },
+    { "RSA-SHA3-384", "SHA3-384" }, { "1.2.840.113549.1.1.11", "SHA256" },
+    { "RSA-SHA3-512", "SHA3-512" }, { "RSA-RIPEMD160", "RIPEMD160" },
+};
+
+/* Signs |msg| (or, message == 0, its digest |tbs|) with composite |alg| in
+ * gpursa (gp) or default, in one call or, streaming, in two updates. */
+static size_t alg_sign(const TKEY *k, int gp, const char *alg, int message, int streaming,
+                       const unsigned char *in, size_t inlen, unsigned char *sig)
+{
+    EVP_SIGNATURE *s = EVP_SIGNATURE_fetch(libctx, alg, gp ? GP : DF);
+    EVP_PKEY_CTX *pctx = EVP_PKEY_CTX_new_from_pkey(libctx, key_in(k, gp), gp ? GP : DF);
+    size_t sl = MAXSIG;
+
+    ck_assert_msg(s != NULL, "fetch %s from %s", alg, gp ? "gpursa" : "default");
+    ck_assert_str_eq(OSSL_PROVIDER_get0_name(EVP_SIGNATURE_get0_provider(s)),
+                     gp ? "gpursa" : "default");
+    if (message) {
+        ck_assert_int_gt(EVP_PKEY_sign_message_init(pctx, s, NULL), 0);
+        if (streaming) {
+            ck_assert_int_gt(EVP_PKEY_sign_message_update(pctx, in, inlen / 2), 0);
+            ck_assert_int_gt(EVP_PKEY_sign_message_update(pctx, in + inlen / 2,
+                                                          inlen - inlen / 2), 0);
+            ck_assert_int_gt(EVP_PKEY_sign_message_final(pctx, sig, &sl), 0);
+        } else {
+            ck_assert_int_gt(EVP_PKEY_sign(pctx, sig, &sl, in, inlen), 0);
+        }
+    } else {
+        ck_assert_int_gt(EVP_PKEY_sign_init_ex2(pctx, s, NULL), 0);
+        ck_assert_msg(EVP_PKEY_sign(pctx, sig, &sl, in, inlen) > 0, "%s sign: %s", alg,
+                      ERR_error_string(ERR_peek_last_error(), NULL));
+    }
+    EVP_PKEY_CTX_free(pctx);
+    EVP_SIGNATURE_free(s);
+    return sl;
+}
+
+/* Verifies with composite |alg|: the message through verify_message_final
+ * (signature set as a parameter), or the digest through EVP_PKEY_verify. */
+static int alg_verify(const TKEY *k, int gp, const char *alg, int message,
+                      const unsigned char *in, size_t inlen,
+                      const unsigned char *sig, size_t sl)
+{
+    EVP_SIGNATURE *s = EVP_SIGNATURE_fetch(libctx, alg, gp ? GP : DF);
+    EVP_PKEY_CTX *pctx = EVP_PKEY_CTX_new_from_pkey(libctx, key_in(k, gp), gp ? GP : DF);
+    int r;
+
+    ck_assert_ptr_nonnull(s);
+    if (message) {
+        ck_assert_int_gt(EVP_PKEY_verify_message_init(pctx, s, NULL), 0);
+        ck_assert_int_gt(EVP_PKEY_CTX_set_signature(pctx, sig, sl), 0);
+        ck_assert_int_gt(EVP_PKEY_verify_message_update(pctx, in, inlen), 0);
+        r = EVP_PKEY_verify_message_final(pctx);
+    } else {
+        ck_assert_int_gt(EVP_PKEY_verify_init_ex2(pctx, s, NULL), 0);
+        r = EVP_PKEY_verify(pctx, sig, sl, in, inlen);
+    }
+    EVP_PKEY_CTX_free(pctx);
+    EVP_SIGNATURE_free(s);
+    ERR_clear_error();
+    return r;
+}
+
+/*
+ * Every composite algorithm in gpursa: signs the message (one-shot and
+ * streaming) and its digest, byte-identical to the default provider's
+ * PKCS#1 v1.5 signature; each side verifies the other's; a flipped bit
+ * fails; and gpursa did the private operations.
+ */
+START_TEST(test_composite_sigalgs_cross_and_identical)
+{
+    const TKEY *k = &keys[_i];
+    unsigned char msg[300], tbs[EVP_MAX_MD_SIZE], gsig[MAXSIG], dsig[MAXSIG];
+    size_t i, mlen, tlen, gl, dl, n = sizeof(sigalgs) / sizeof(sigalgs[0]);
+    uint64_t ops = gpursa_private_ops();
+    int message;
+
+    for (i = 0; i < n; i++) {
+        mlen = random_message(msg, sizeof(msg));
+        tlen = hash(sigalgs[i][1], msg, mlen, tbs);
+        for (message = 0; message < 2; message++) {
+            const unsigned char *in = message ? msg : tbs;
+            size_t inlen = message ? mlen : tlen;
+
+            gl = alg_sign(k, 1, sigalgs[i][0], message, 0, in, inlen, gsig);
+            dl = alg_sign(k, 0, sigalgs[i][0], message, 0, in, inlen, dsig);
+            ck_assert_uint_eq(gl, dl);
+            ck_assert_msg(memcmp(gsig, dsig, gl) == 0, "%s %s: signatures differ",
+                          sigalgs[i][0], message ? "message" : "digest");
+            ck_assert_int_eq(alg_verify(k, 0, sigalgs[i][0], message, in, inlen, gsig, gl), 1);
+            ck_assert_int_eq(alg_verify(k, 1, sigalgs[i][0], message, in, inlen, dsig, dl), 1);
+            gsig[gl / 3] ^= 0x01;
+            ck_assert_int_ne(alg_verify(k, 1, sigalgs[i][0], message, in, inlen, gsig, gl), 1);
+            ck_assert_int_ne(alg_verify(k, 0, sigalgs[i][0], message, in, inlen, gsig, gl), 1);
+        }
+        gl = alg_sign(k, 1, sigalgs[i][0], 1, 1, msg, mlen, gsig);
+        ck_assert_mem_eq(gsig, dsig, gl);
+        /* the plain RSA signature with that digest is the same signature */
+        ck_assert_int_gt(do_sign(k->d, 0, &(SIGP){ "pkcs1", sigalgs[i][1], NULL, NULL }, tbs,
+                                 tlen, dsig, &dl), 0);
+        ck_assert_mem_eq(gsig, dsig, gl);
+    }
+    ck_assert_uint_ge(gpursa_private_ops() - ops, 3 * n);
+}
+END_TEST
+
+/* A composite algorithm's digest and padding are fixed: parameters that would
+ * change them are refused with gpursa's error, and a wrong digest length too. */
+START_TEST(test_composite_sigalgs_refuse_params)
+{
+    const TKEY *k = &keys[K2048];
+    EVP_SIGNATURE *s = EVP_SIGNATURE_fetch(libctx, "RSA-SHA256", GP);
+    EVP_PKEY_CTX *pctx = EVP_PKEY_CTX_new_from_pkey(libctx, k->g, GP);
+    OSSL_PARAM pss[] = { PSTR("pad-mode", "pss"), OSSL_PARAM_END };
+    OSSL_PARAM md[] = { PSTR("digest", "SHA384"), OSSL_PARAM_END };
+    unsigned char tbs[33] = { 0 }, sig[MAXSIG];
+    size_t sl = sizeof(sig);
+
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_le(EVP_PKEY_sign_init_ex2(pctx, s, pss), 0);
+    expect_error("RSA-SHA256 with pad-mode pss", 1);
+    ck_assert_int_gt(EVP_PKEY_sign_init_ex2(pctx, s, NULL), 0);
+    ck_assert_int_le(EVP_PKEY_CTX_set_params(pctx, md), 0);
+    expect_error("RSA-SHA256 with digest SHA384", 1);
+    ck_assert_int_le(EVP_PKEY_sign(pctx, sig, &sl, tbs, 33), 0);
+    expect_error("RSA-SHA256 with a 33-byte digest", 1);
+    /* verify_message_final without a signature */
+    ck_assert_int_gt(EVP_PKEY_verify_message_init(pctx, s, NULL), 0);
+    ck_assert_int_gt(EVP_PKEY_verify_message_update(pctx, tbs, 5), 0);
+    ck_assert_int_le(EVP_PKEY_verify_message_final(pctx), 0);
+    expect_error("verify_message_final without a signature", 0);
+    EVP_PKEY_CTX_free(pctx);
+    EVP_SIGNATURE_free(s);
+}
+END_TEST
+#endif /* OSSL_FUNC_SIGNATURE_SIGN_MESSAGE_INIT */
+
+Suite *make_signature_suite(void)
 {
     Suite *s = suite_create("signature");
     TCase *tc;
@@ -1042,6 +1329,7 @@ static Suite *make_signature_suite(void)
 
     ADD(test_pkcs1_every_digest_cross_and_identical, 1);
     ADD(test_pss_every_digest_and_saltlen_cross, 1);
+    ADD(test_pss_auto_digestmax_and_default_salt, 1);
     ADD(test_pss_mgf1_digests_cross, 1);
     ADD(test_pkcs1_raw_input_identical, 1);
     ADD(test_no_padding_identical_and_bounds, 1);
@@ -1060,6 +1348,10 @@ static Suite *make_signature_suite(void)
     ADD(test_digest_fixed_during_digest_sign, 0);
     ADD(test_md_params_pass_through, 0);
     ADD(test_multi_prime_key, 0);
+#ifdef OSSL_FUNC_SIGNATURE_SIGN_MESSAGE_INIT
+    ADD(test_composite_sigalgs_cross_and_identical, 1);
+    ADD(test_composite_sigalgs_refuse_params, 0);
+#endif
 #undef ADD
     return s;
 }
