@@ -4,9 +4,10 @@
 # the suites again in an ASan+UBSan tree and in a TSan tree, and each libFuzzer harness
 # for a bounded time).
 # GPURSA_CONFIGURE_FLAGS, when set (even empty), goes to configure as it is.
-# GPURSA_OPENSSL35=0 skips the OpenSSL 3.5 stage (tests/ci-openssl35.sh) after make check
-# (by default it runs unless GPURSA_SECURITY=0);
-# GPURSA_SECURITY=0 skips the sanitizer and fuzzing steps (a quick local run);
+# After make check: the OpenSSL 3.5 stage (tests/ci-openssl35.sh; GPURSA_OPENSSL35=0 skips
+# it) and the Debian package stage (tests/ci-deb.sh; GPURSA_DEB=0 skips it).
+# GPURSA_SECURITY=0 skips the sanitizer and fuzzing steps and, unless they are asked for
+# with =1, those two stages (a quick local run);
 # FUZZ_SECONDS (default 45) is each harness's fuzzing time.
 set -e
 cd "$(dirname "$0")/.."
