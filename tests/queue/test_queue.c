@@ -990,6 +990,82 @@ START_TEST(test_device_loss_reopens_with_backoff)
 }
 END_TEST
 
+/* Waits (5 s at most: a hang guard, not a timing) until *v reaches want. */
+static int await_atomic(atomic_int *v, int want)
+{
+    uint64_t t0 = now_ns();
+
+    while (atomic_load(v) < want && now_ns() - t0 < 5000000000ull)
+        usleep(1000);
+    return atomic_load(v) >= want;
+}
+
+static void *one_op_thread(void *arg)
+{
+    void **a = arg;
+
+    return one_op(a[0], a[1], a[2]) ? arg : NULL;
+}
+
+/*
+ * The interleaving that once made the queue reopen a lost device three
+ * times within microseconds: batch A is on the device, batch B finds the
+ * device lost (down, reopen in 10 ms), then A comes back fine. A's success
+ * says nothing about the device now and must not reset the back-off: the
+ * reopens still wait 10, then 20, then 40 ms.
+ */
+START_TEST(test_batch_finishing_after_loss_keeps_backoff)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    tkey *k = &keys[0];
+    void *arg[3];
+    void *res = NULL;
+    pthread_t th;
+    uint64_t g1, g2, gpu_before;
+
+    fake_reset();
+    q = mkq(&fake_ops, 8, 500, 1, 1024);
+    qk = mkkey(q, k);
+    arg[0] = q;
+    arg[1] = qk;
+    arg[2] = k;
+    ck_assert(one_op(q, qk, k));
+    ck_assert_int_eq(atomic_load(&fake.opens), 1);
+    /* A: submitted, held in batch_wait */
+    atomic_store(&fake.hold_ok, 1);
+    ck_assert_int_eq(pthread_create(&th, NULL, one_op_thread, arg), 0);
+    ck_assert(await_atomic(&fake.cur_batches, 1));
+    /* B: the device is lost (this caller's answer comes from the CPU once
+     * the device is down); the first two reopen attempts fail */
+    atomic_store(&fake.open_fail, 2);
+    atomic_store(&fake.lost_next, 1);
+    ck_assert(one_op(q, qk, k));
+    ck_assert_int_eq(atomic_load(&fake.failed_batches), 1);
+    ck_assert_uint_eq(atomic_load(&stats.fb_gpu_error), 1);
+    /* A comes back fine, after the loss */
+    atomic_store(&fake.hold_ok, 0);
+    pthread_join(th, &res);
+    ck_assert_ptr_eq(res, arg);
+    ck_assert_int_eq(atomic_load(&fake.batches), 2);
+    gpu_before = atomic_load(&stats.ops_gpu);
+    ck_assert(await_atomic(&fake.opens, 2));
+    ck_assert_int_eq(atomic_load(&fake.open_attempts), 4);
+    g1 = fake.open_time_ns[2] - fake.open_time_ns[1];
+    g2 = fake.open_time_ns[3] - fake.open_time_ns[2];
+    /* lower bounds: a slow machine only adds */
+    ck_assert_msg(g1 >= 20000000ull && g2 >= 40000000ull,
+                  "reopen attempts %llu then %llu ns apart, not 20 then 40 ms",
+                  (unsigned long long)g1, (unsigned long long)g2);
+    /* back on the device */
+    ck_assert(one_op(q, qk, k));
+    ck_assert(atomic_load(&stats.ops_gpu) > gpu_before);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+    ck_assert_int_eq(atomic_load(&fake.keys_live), 0);
+}
+END_TEST
+
 START_TEST(test_key_refused_by_backend_goes_to_cpu)
 {
     gpursa_queue *q;
@@ -1572,6 +1648,7 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_fault_items_recomputed_on_cpu_never_released);
     tcase_add_test(tc, test_failed_batches_complete_on_cpu_exactly_once);
     tcase_add_test(tc, test_device_loss_reopens_with_backoff);
+    tcase_add_test(tc, test_batch_finishing_after_loss_keeps_backoff);
     tcase_add_test(tc, test_key_refused_by_backend_goes_to_cpu);
     tcase_add_test(tc, test_no_device_all_on_cpu);
     tcase_add_test(tc, test_unsupported_key_goes_to_cpu);
