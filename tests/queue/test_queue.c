@@ -975,8 +975,11 @@ START_TEST(test_device_loss_reopens_with_backoff)
         uint64_t g1 = fake.open_time_ns[2] - fake.open_time_ns[1];
         uint64_t g2 = fake.open_time_ns[3] - fake.open_time_ns[2];
 
-        /* lower bounds are exact; a slow machine only adds */
-        ck_assert_msg(g1 >= 19000000ull && g2 >= 39000000ull && g2 > g1,
+        /* Lower bounds only, and exact: each attempt's time is taken before
+         * the failure that sets the next retry time. How late each attempt
+         * comes is up to the scheduler (on a loaded machine the dispatcher
+         * can wake tens of ms late), so the two gaps are not compared. */
+        ck_assert_msg(g1 >= 20000000ull && g2 >= 40000000ull,
                       "back-off did not grow: %llu then %llu ns",
                       (unsigned long long)g1, (unsigned long long)g2);
     }
