@@ -812,15 +812,21 @@ START_TEST(test_crossover_measured_at_startup)
     int x;
 
     fake_reset();
-    /* batch = 20 ms + 50 us/item, CPU ~4 ms/op: the device wins from ~5
-     * items (delays large against the arithmetic, for slow sanitizer runs) */
+    /* batch = 20 ms + 50 us/item, CPU 4 ms/op: the device wins from 6
+     * items. The fake does no arithmetic here (nop): the queue times batches
+     * in wall time, and the fake's own per-item arithmetic, stretched by a
+     * loaded machine (a thread with a few % of a core), would add to the
+     * per-item cost until the device never wins; the CPU side is spun in
+     * CPU time, which load does not stretch. nop answers are not
+     * signatures, so the job only counts completions. */
     fake.batch_delay_us = 20000;
     fake.item_delay_us = 50;
+    fake.nop = 1;
     cpu_delay_us = 4000;
     q = mkq(&fake_ops, 64, 1000, -1, 1024);
     qk = mkkey(q, &keys[0]);
     ck_assert_int_eq(gpursa_queue_min_gpu_batch(q, 1024), -1);
-    ck_assert_int_eq(run_async(q, qk, &keys[0], 1, 1), 0);
+    ck_assert_int_eq(run_async_fn(q, qk, &keys[0], 1, 1, nop_job_fn), 0);
     x = gpursa_queue_min_gpu_batch(q, 1024);
     ck_assert_msg(x >= 2 && x <= 12, "measured crossover %d, expected about 5", x);
     /* The device never wins when the CPU is faster than its per-item cost. */
