@@ -283,9 +283,15 @@ static void gpursa_slot_run(gpursa_slot *s)
         OPENSSL_cleanse(s->outbuf, n * len);
         goto wipe;
     }
+    /* A good batch ends a run of errors and the back-off, but not while the
+     * device is down: this batch went out before another runner's batch
+     * found the device lost, and the reopen (which waits for it) must still
+     * back off from where the loss left it, not retry at once. */
     pthread_mutex_lock(&d->mu);
-    d->consecutive_errors = 0;
-    d->backoff_ms = 0;
+    if (!d->down) {
+        d->consecutive_errors = 0;
+        d->backoff_ms = 0;
+    }
     pthread_mutex_unlock(&d->mu);
     gpursa_stats_batch(st, n);
     {

@@ -240,6 +240,8 @@ static int fake_batch_wait(gpursa_gpu_batch *b)
     }
     for (uint64_t now = fake_now(); now < end; now = fake_now())
         usleep((useconds_t)((end - now) / 1000u) + 1);
+    while (rc == GPURSA_GPU_OK && atomic_load(&fake.hold_ok))
+        usleep(100);
     atomic_fetch_sub(&fake.cur_items, (int)b->n);
     atomic_fetch_sub(&fake.cur_batches, 1);
     if (rc != GPURSA_GPU_OK) {

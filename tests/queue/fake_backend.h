@@ -27,6 +27,7 @@ typedef struct {
     int shared;                  /* device_shared answers this (MPS) */
     atomic_int lost_next;        /* this many next batches fail with LOST */
     atomic_int open_fail;        /* this many next device_open calls fail */
+    atomic_int hold_ok;          /* while set, a batch that will succeed stays in batch_wait */
     /* observations */
     atomic_int opens;            /* successful opens */
     atomic_int open_attempts;
