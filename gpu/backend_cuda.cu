@@ -272,7 +272,6 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
         for (int i = 0; i < 4; i++)
             (void)gpursa_cuda_kernel_regs(sizes[i], dev->by_size[i]);
         (void)gpursa_cuda_regs_2048_narrow();
-        (void)gpursa_cuda_regs_2048_wide();
         (void)gpursa_cuda_regs_2048_fp();
     }
     if (!gpursa_cuda_has(2048, dev->variant) && !gpursa_cuda_has(1024, dev->variant)) {
@@ -280,13 +279,12 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
         return GPURSA_GPU_ERR_UNSUPPORTED;
     }
     snprintf(dev->desc, sizeof(dev->desc),
-             "cuda:%d %s (sm_%d%d, %d SMs, %.0f MiB), variant %s/%s/%s/%s for 1024/2048/3072/4096%s, "
+             "cuda:%d %s (sm_%d%d, %d SMs, %.0f MiB), variant %s/%s/%s/%s for 1024/2048/3072/4096, "
              "%d registers (RSA-2048)%s",
              index, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
              prop.totalGlobalMem / 1048576.0, gpursa_variant_name(dev->by_size[0]),
              gpursa_variant_name(dev->by_size[1]),
              gpursa_variant_name(dev->by_size[2]), gpursa_variant_name(dev->by_size[3]),
-             gpursa_cuda_fast_chains() ? " (fast: carry chains)" : "",
              gpursa_cuda_kernel_regs(2048, dev->variant),
              dev->shared ? ", shared through MPS" : "");
     *out = dev;

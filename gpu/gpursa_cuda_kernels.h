@@ -43,11 +43,7 @@ cudaError_t gpursa_cuda_launch_1024(gpursa_variant v, const gpursa_cuda_args *a,
 cudaError_t gpursa_cuda_launch_2048(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);
 cudaError_t gpursa_cuda_launch_3072(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);
 cudaError_t gpursa_cuda_launch_4096(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);
-/* RSA-2048 COOP with 8 limbs per lane (kernels_2048w.cu), for comparisons
- * (GPURSA_COOP_LANES=wide). */
-cudaError_t gpursa_cuda_launch_2048_wide(const gpursa_cuda_args *a, cudaStream_t s);
-int gpursa_cuda_regs_2048_wide(void);
-/* ... and with 2 limbs per lane (kernels_2048n.cu): loads of up to 1,024. */
+/* RSA-2048 COOP with 2 limbs per lane (kernels_2048n.cu): loads of up to 1,024. */
 cudaError_t gpursa_cuda_launch_2048_narrow(const gpursa_cuda_args *a, cudaStream_t s);
 int gpursa_cuda_regs_2048_narrow(void);
 /* ... and on FP64 limbs (kernels_2048f.cu): the 2048 launcher sends loads
@@ -69,10 +65,5 @@ int gpursa_cuda_regs_2048(gpursa_variant v);
 int gpursa_cuda_regs_3072(gpursa_variant v);
 int gpursa_cuda_regs_4096(gpursa_variant v);
 int gpursa_cuda_kernel_regs(int bits, gpursa_variant v);
-
-/* Experiment switch: GPURSA_CUDA_FAST_CHAINS=1 runs the FAST (two lanes per
- * item) kernels with the carry-chain arithmetic instead of the 64-bit
- * product form, to compare the two in one binary. */
-int gpursa_cuda_fast_chains(void);
 
 #endif /* GPURSA_CUDA_KERNELS_H */
