@@ -35,6 +35,9 @@ typedef struct {
     uint32_t shared;          /* the device is shared with other processes (MPS), whose
                                * load this process does not see: never the narrowest
                                * lanes, which do the most work per item */
+    uint32_t fp64;            /* the device runs FP64 at full rate (sm_80, sm_90): the
+                               * FP64-limb kernels may run; elsewhere (sm_75, 86, 89:
+                               * 1/32 to 1/64 rate) only the 32-bit ones */
 } gpursa_cuda_args;
 
 /* Launch the private-operation kernel of one modulus size and variant on
@@ -46,10 +49,22 @@ cudaError_t gpursa_cuda_launch_4096(gpursa_variant v, const gpursa_cuda_args *a,
 /* RSA-2048 COOP with 2 limbs per lane (kernels_2048n.cu): loads of up to 1,024. */
 cudaError_t gpursa_cuda_launch_2048_narrow(const gpursa_cuda_args *a, cudaStream_t s);
 int gpursa_cuda_regs_2048_narrow(void);
-/* ... and on FP64 limbs (kernels_2048f.cu): the 2048 launcher sends loads
- * of more than 2,048 items there. */
+/* ... and on FP64 limbs (kernels_2048f.cu): on a device with full-rate
+ * FP64 the 2048 launcher sends loads of more than 2,048 items there. */
 cudaError_t gpursa_cuda_launch_2048_fp(const gpursa_cuda_args *a, cudaStream_t s);
 int gpursa_cuda_regs_2048_fp(void);
+/* RSA-3072 and RSA-4096 COOP on FP64 limbs, 4 lanes per CRT half
+ * (kernels_3072f.cu, kernels_4096f.cu: heavy loads) and 8 (_fpn,
+ * kernels_3072fn.cu, kernels_4096fn.cu: lighter ones), for the loads their
+ * launchers send there. */
+cudaError_t gpursa_cuda_launch_3072_fp(const gpursa_cuda_args *a, cudaStream_t s);
+int gpursa_cuda_regs_3072_fp(void);
+cudaError_t gpursa_cuda_launch_3072_fpn(const gpursa_cuda_args *a, cudaStream_t s);
+int gpursa_cuda_regs_3072_fpn(void);
+cudaError_t gpursa_cuda_launch_4096_fp(const gpursa_cuda_args *a, cudaStream_t s);
+int gpursa_cuda_regs_4096_fp(void);
+cudaError_t gpursa_cuda_launch_4096_fpn(const gpursa_cuda_args *a, cudaStream_t s);
+int gpursa_cuda_regs_4096_fpn(void);
 
 /* Big-endian byte strings (count items of nbytes each, item i at
  * bytes[i * pitch]) to SoA limbs, and back. nbytes and pitch are multiples of 4. */

@@ -485,20 +485,22 @@ gpursa_fx2_kernel(gpursa_cuda_args a)
 
 #include "gpu/kernels_coop.cuh"
 
-/* COOP of this size; with GPURSA_COOP_NARROW_UPTO / _WIDE_ABOVE set, a
- * lighter / heavier load runs the narrower / wider-lane kernel of another
- * file (GPURSA_COOP_NARROW_LAUNCH / _WIDE_LAUNCH), and with
+/* COOP of this size; with GPURSA_COOP_NARROW_UPTO set, a lighter load runs
+ * the narrower-lane kernel of another file (GPURSA_COOP_NARROW_LAUNCH), and
+ * on a device with full-rate FP64 (a->fp64) a load above
+ * GPURSA_COOP_WIDE_ABOVE runs the FP64-limb kernel of the widest lanes
+ * (GPURSA_COOP_WIDE_LAUNCH), one above GPURSA_COOP_FP_ABOVE an FP64-limb
+ * kernel of narrower lanes (GPURSA_COOP_FP_LAUNCH), and with
  * GPURSA_COOP_SHARED_LAUNCH a device shared with other processes (MPS) runs
- * that kernel for every load. The load, not the batch:
- * narrow lanes finish a lone batch sooner but cost more GPU time per item,
- * which is what counts once this process's batches in flight fill the
- * device. */
+ * that kernel for every load. The load, not the batch: narrow
+ * lanes finish a lone batch sooner but cost more GPU time per item, which is
+ * what counts once this process's batches in flight fill the device. */
 static cudaError_t gpursa_coop_launch_sized(const gpursa_cuda_args *a, cudaStream_t s)
 {
     uint32_t load = a->load > a->count ? a->load : a->count;
     (void)load;
 #ifdef GPURSA_COOP_SHARED_LAUNCH
-    if (a->shared)
+    if (a->shared && a->fp64)
         return GPURSA_COOP_SHARED_LAUNCH(a, s);
 #endif
 #ifdef GPURSA_COOP_NARROW_UPTO
@@ -506,8 +508,12 @@ static cudaError_t gpursa_coop_launch_sized(const gpursa_cuda_args *a, cudaStrea
         return GPURSA_COOP_NARROW_LAUNCH(a, s);
 #endif
 #ifdef GPURSA_COOP_WIDE_ABOVE
-    if (load > GPURSA_COOP_WIDE_ABOVE)
+    if (load > GPURSA_COOP_WIDE_ABOVE && a->fp64)
         return GPURSA_COOP_WIDE_LAUNCH(a, s);
+#endif
+#ifdef GPURSA_COOP_FP_ABOVE
+    if (load > GPURSA_COOP_FP_ABOVE && a->fp64)
+        return GPURSA_COOP_FP_LAUNCH(a, s);
 #endif
     return gpursa_coop_launch(a, s);
 }
