@@ -12,7 +12,6 @@
 #   tests.log      the Check suite (TAP), GPURSA_TEST_BACKEND=cuda
 #   sass_2048.txt.gz  cuobjdump -sass of the RSA-2048 kernels (every arch)
 #   bench.csv      one row per (size, variant, batch); bench.log all output
-#   bench_chains.csv  (full) the FAST kernels with carry-chain arithmetic
 #   batch.png      throughput against batch size (python3 + matplotlib if present)
 #
 # The GPU machine may lack Check, GMP headers and libtool: build on another
@@ -99,11 +98,6 @@ run_bench() { run_bench_to "$csv" "$@"; }
 case $mode in
 full)
     run_bench --bits 2048 --variant all --sweep --max-batch 1048576 --seconds "$secs"
-    # the FAST kernels with carry chains instead of 64-bit products, for comparison
-    rm -f "$out/bench_chains.csv"
-    echo "+ GPURSA_CUDA_FAST_CHAINS=1" >> "$out/bench.log"
-    GPURSA_CUDA_FAST_CHAINS=1 run_bench_to "$out/bench_chains.csv" --bits 2048 --variant fast \
-        --sweep --max-batch 1048576 --seconds "$secs" --no-cpu
     run_bench --bits 1024 --variant all --sweep --max-batch 1048576 --seconds "$secs"
     run_bench --bits 3072,4096 --variant imad,fast --sweep --max-batch 131072 --seconds "$secs"
     run_bench --bits 3072,4096 --variant xmad --sweep --max-batch 32768 --seconds "$secs" --no-cpu

@@ -35,6 +35,7 @@ struct gpursa_gpu_device {
     int cc_major, cc_minor;
     int sm_count;
     int shared;                              /* contexts on it are shared through MPS */
+    int fp64;                                /* FP64 at full rate: the FP64-limb kernels */
     uint32_t inflight[4];                    /* per size: items submitted, not yet waited (atomic) */
     int lost;                                /* set by any sticky CUDA error (atomic) */
     char desc[256];
@@ -180,15 +181,16 @@ static int gpursa_cuda_size_index(int bits)
  * to us: the two-pass algorithm where the multiplier is 16 bits wide (before
  * sm_70); on Hopper what measured fastest there (doc/performance-notes.md,
  * "Kernels"): COOP for 2048, 3072 and 4096 (lower latency at every batch
- * size and the higher peak; at 2048 its FP64-limb kernel runs every load
- * above 2,048 items and beats FAST at every batch size up to 65,536 items),
- * FAST for 1024 (faster at every size there); the row-oriented carry chains
- * elsewhere (COOP not measured on those GPUs). */
-static gpursa_variant gpursa_cuda_auto_variant(int major, int bits)
+ * size and the higher peak; its FP64-limb kernels run the heavier loads,
+ * where FP64 is full rate), FAST for 1024 (faster at every size there).
+ * sm_80 (A100, full-rate FP64 like Hopper) runs COOP too, not measured;
+ * the row-oriented carry chains elsewhere (COOP not measured there). */
+static gpursa_variant gpursa_cuda_auto_variant(int major, int minor, int bits)
 {
     if (major < 7)
         return GPURSA_VARIANT_XMAD;
-    if (major >= 9 && bits >= 2048 && gpursa_cuda_has(bits, GPURSA_VARIANT_COOP))
+    if ((major >= 9 || (major == 8 && minor == 0)) && bits >= 2048
+        && gpursa_cuda_has(bits, GPURSA_VARIANT_COOP))
         return GPURSA_VARIANT_COOP;
     if (major >= 9 && bits <= 2048 && gpursa_cuda_has(bits, GPURSA_VARIANT_FAST))
         return GPURSA_VARIANT_FAST;
@@ -218,6 +220,10 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
     dev->index = index;
     dev->cc_major = prop.major;
     dev->cc_minor = prop.minor;
+    /* FP64 at half the FP32 rate (as fast as IMAD) on the data-centre parts,
+     * sm_80 and sm_90; 1/32 to 1/64 on sm_75, sm_86, sm_89 (T4, A10, L4), and
+     * unknown on newer architectures, which keep the 32-bit kernels. */
+    dev->fp64 = (prop.major == 8 && prop.minor == 0) || prop.major == 9;
     dev->sm_count = prop.multiProcessorCount;
     /* GPURSA_CUDA_VARIANT overrides AUTO for experiments (imad, xmad, fast, coop). */
     force = getenv("GPURSA_CUDA_VARIANT");
@@ -256,7 +262,7 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
         int i;
         for (i = 0; i < 4; i++) {
             dev->by_size[i] = variant == GPURSA_VARIANT_AUTO
-                                  ? gpursa_cuda_auto_variant(prop.major, sizes[i])
+                                  ? gpursa_cuda_auto_variant(prop.major, prop.minor, sizes[i])
                                   : variant;
         }
     }
@@ -272,21 +278,23 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
         for (int i = 0; i < 4; i++)
             (void)gpursa_cuda_kernel_regs(sizes[i], dev->by_size[i]);
         (void)gpursa_cuda_regs_2048_narrow();
-        (void)gpursa_cuda_regs_2048_wide();
         (void)gpursa_cuda_regs_2048_fp();
+        (void)gpursa_cuda_regs_3072_fp();
+        (void)gpursa_cuda_regs_3072_fpn();
+        (void)gpursa_cuda_regs_4096_fp();
+        (void)gpursa_cuda_regs_4096_fpn();
     }
     if (!gpursa_cuda_has(2048, dev->variant) && !gpursa_cuda_has(1024, dev->variant)) {
         free(dev);                            /* no kernel image for this device */
         return GPURSA_GPU_ERR_UNSUPPORTED;
     }
     snprintf(dev->desc, sizeof(dev->desc),
-             "cuda:%d %s (sm_%d%d, %d SMs, %.0f MiB), variant %s/%s/%s/%s for 1024/2048/3072/4096%s, "
+             "cuda:%d %s (sm_%d%d, %d SMs, %.0f MiB), variant %s/%s/%s/%s for 1024/2048/3072/4096, "
              "%d registers (RSA-2048)%s",
              index, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
              prop.totalGlobalMem / 1048576.0, gpursa_variant_name(dev->by_size[0]),
              gpursa_variant_name(dev->by_size[1]),
              gpursa_variant_name(dev->by_size[2]), gpursa_variant_name(dev->by_size[3]),
-             gpursa_cuda_fast_chains() ? " (fast: carry chains)" : "",
              gpursa_cuda_kernel_regs(2048, dev->variant),
              dev->shared ? ", shared through MPS" : "");
     *out = dev;
@@ -608,6 +616,7 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
         uint32_t busy = __atomic_load_n(&dev->inflight[si], __ATOMIC_RELAXED);
         a.load = busy + (uint32_t)n;
         a.shared = (uint32_t)dev->shared;
+        a.fp64 = (uint32_t)dev->fp64;
         gpursa_variant v = dev->by_size[si];
         switch (b->bits) {
         case 1024: e = gpursa_cuda_launch_1024(v, &a, b->stream); break;

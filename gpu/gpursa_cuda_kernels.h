@@ -35,6 +35,9 @@ typedef struct {
     uint32_t shared;          /* the device is shared with other processes (MPS), whose
                                * load this process does not see: never the narrowest
                                * lanes, which do the most work per item */
+    uint32_t fp64;            /* the device runs FP64 at full rate (sm_80, sm_90): the
+                               * FP64-limb kernels may run; elsewhere (sm_75, 86, 89:
+                               * 1/32 to 1/64 rate) only the 32-bit ones */
 } gpursa_cuda_args;
 
 /* Launch the private-operation kernel of one modulus size and variant on
@@ -43,17 +46,25 @@ cudaError_t gpursa_cuda_launch_1024(gpursa_variant v, const gpursa_cuda_args *a,
 cudaError_t gpursa_cuda_launch_2048(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);
 cudaError_t gpursa_cuda_launch_3072(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);
 cudaError_t gpursa_cuda_launch_4096(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);
-/* RSA-2048 COOP with 8 limbs per lane (kernels_2048w.cu), for comparisons
- * (GPURSA_COOP_LANES=wide). */
-cudaError_t gpursa_cuda_launch_2048_wide(const gpursa_cuda_args *a, cudaStream_t s);
-int gpursa_cuda_regs_2048_wide(void);
-/* ... and with 2 limbs per lane (kernels_2048n.cu): loads of up to 1,024. */
+/* RSA-2048 COOP with 2 limbs per lane (kernels_2048n.cu): loads of up to 1,024. */
 cudaError_t gpursa_cuda_launch_2048_narrow(const gpursa_cuda_args *a, cudaStream_t s);
 int gpursa_cuda_regs_2048_narrow(void);
-/* ... and on FP64 limbs (kernels_2048f.cu): the 2048 launcher sends loads
- * of more than 2,048 items there. */
+/* ... and on FP64 limbs (kernels_2048f.cu): on a device with full-rate
+ * FP64 the 2048 launcher sends loads of more than 2,048 items there. */
 cudaError_t gpursa_cuda_launch_2048_fp(const gpursa_cuda_args *a, cudaStream_t s);
 int gpursa_cuda_regs_2048_fp(void);
+/* RSA-3072 and RSA-4096 COOP on FP64 limbs, 4 lanes per CRT half
+ * (kernels_3072f.cu, kernels_4096f.cu: heavy loads) and 8 (_fpn,
+ * kernels_3072fn.cu, kernels_4096fn.cu: lighter ones), for the loads their
+ * launchers send there. */
+cudaError_t gpursa_cuda_launch_3072_fp(const gpursa_cuda_args *a, cudaStream_t s);
+int gpursa_cuda_regs_3072_fp(void);
+cudaError_t gpursa_cuda_launch_3072_fpn(const gpursa_cuda_args *a, cudaStream_t s);
+int gpursa_cuda_regs_3072_fpn(void);
+cudaError_t gpursa_cuda_launch_4096_fp(const gpursa_cuda_args *a, cudaStream_t s);
+int gpursa_cuda_regs_4096_fp(void);
+cudaError_t gpursa_cuda_launch_4096_fpn(const gpursa_cuda_args *a, cudaStream_t s);
+int gpursa_cuda_regs_4096_fpn(void);
 
 /* Big-endian byte strings (count items of nbytes each, item i at
  * bytes[i * pitch]) to SoA limbs, and back. nbytes and pitch are multiples of 4. */
@@ -69,10 +80,5 @@ int gpursa_cuda_regs_2048(gpursa_variant v);
 int gpursa_cuda_regs_3072(gpursa_variant v);
 int gpursa_cuda_regs_4096(gpursa_variant v);
 int gpursa_cuda_kernel_regs(int bits, gpursa_variant v);
-
-/* Experiment switch: GPURSA_CUDA_FAST_CHAINS=1 runs the FAST (two lanes per
- * item) kernels with the carry-chain arithmetic instead of the 64-bit
- * product form, to compare the two in one binary. */
-int gpursa_cuda_fast_chains(void);
 
 #endif /* GPURSA_CUDA_KERNELS_H */

@@ -37,8 +37,10 @@
 #define GPURSA_RSA_MAX_LIMBS GPURSA_MONT_MAX_LIMBS
 #define GPURSA_RSA_MAX_HALF (GPURSA_MONT_MAX_LIMBS / 2)
 /* 52-bit limbs of a half-length number for the FP64 multiplication
- * (gpursa_coop.h): enough for 32*hl + 2 bits, so that R52 = 2^(52 fl) > 4m */
-#define GPURSA_FP_LIMBS(hl) ((32 * (hl) + 2 + 51) / 52)
+ * (gpursa_coop.h): enough for 32*hl + 2 bits, so that R52 = 2^(52 fl) > 4m,
+ * rounded up to a multiple of 4 so that 4 or 8 lanes share them evenly
+ * (hl = 32, 48, 64: 20, 32, 40 limbs) */
+#define GPURSA_FP_LIMBS(hl) (((32 * (hl) + 2 + 51) / 52 + 3) / 4 * 4)
 #define GPURSA_FP_MAX_LIMBS GPURSA_FP_LIMBS(GPURSA_RSA_MAX_HALF)
 
 typedef struct gpursa_rsa_keydata {

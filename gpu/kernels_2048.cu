@@ -3,8 +3,8 @@
 /* COOP: 4 limbs per lane, 8 lanes per CRT half, 16 per item; loads (items in
  * flight on the device) of up to 1,024 items go to the 2-limb kernel
  * (kernels_2048n.cu), loads of more than 2,048 to the FP64-limb one
- * (kernels_2048f.cu: 36 % more operations a second than the 8-limb integer
- * kernel of kernels_2048w.cu at 8,192 items on an H100, bench/RESULTS.md) */
+ * (kernels_2048f.cu: more operations a second than 32-bit limbs of any lane
+ * width above 2,048 items, doc/performance-notes.md, "Kernels") */
 #define GPURSA_COOP_H 32
 #define GPURSA_COOP_L 4
 #define GPURSA_COOP_NARROW_UPTO 1024
@@ -16,9 +16,6 @@
  * with the 4-limb one (513,000-516,000 against 460,000-469,000 sign/s on an
  * H100, bench/RESULTS.md) */
 #define GPURSA_COOP_SHARED_LAUNCH gpursa_cuda_launch_2048_fp
-/* for the GPURSA_COOP_LANES experiment switch */
-#define GPURSA_COOP_FP_LAUNCH gpursa_cuda_launch_2048_fp
-#define GPURSA_COOP_INT_WIDE_LAUNCH gpursa_cuda_launch_2048_wide
 #include "gpu/kernels_rsa.cuh"
 
 GPURSA_CUDA_SIZE(2048)

@@ -1,8 +1,18 @@
 /* gpursa CUDA backend: the kernels for RSA-3072 (CRT halves of 48 limbs),
  * every variant; one file per size so that nvcc builds them in parallel. */
-/* COOP: 6 limbs per lane, 8 lanes per CRT half, 16 per item */
+/* COOP: 6 limbs per lane, 8 lanes per CRT half, 16 per item. On a device
+ * with full-rate FP64 the secret exponentiations run on FP64 limbs instead:
+ * on the same lanes (kernels_3072fn.cu) for loads up to 2,048 items, on 4
+ * lanes a half (kernels_3072f.cu) above that and on a device shared through
+ * MPS. Either is faster than these 32-bit lanes at every load on an H100
+ * (doc/performance-notes.md, "Kernels"). */
 #define GPURSA_COOP_H 48
 #define GPURSA_COOP_L 6
+#define GPURSA_COOP_FP_ABOVE 0
+#define GPURSA_COOP_FP_LAUNCH gpursa_cuda_launch_3072_fpn
+#define GPURSA_COOP_WIDE_ABOVE 2048
+#define GPURSA_COOP_WIDE_LAUNCH gpursa_cuda_launch_3072_fp
+#define GPURSA_COOP_SHARED_LAUNCH gpursa_cuda_launch_3072_fp
 #include "gpu/kernels_rsa.cuh"
 
 GPURSA_CUDA_SIZE(3072)

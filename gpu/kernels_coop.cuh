@@ -11,17 +11,12 @@
 
 /* ---- 2T threads per item (COOP, gpursa_coop.h) ----------------------------------------- */
 
-/* Registers are few (every number is L limbs a thread), so the block and
- * occupancy are left to the compiler's choice at 256 threads, unless the
- * including file sets GPURSA_COOP_THREADS and GPURSA_COOP_MIN_BLOCKS. */
-#ifndef GPURSA_COOP_THREADS
+/* Registers are few (every number is L limbs a thread), so the occupancy is
+ * left to the compiler at 256-thread blocks: 64-thread blocks shorten a lone
+ * batch but cost a third of the rate under MPS, and a minimum of resident
+ * blocks costs spills (doc/performance-notes.md, "Kernels"). */
 #define GPURSA_COOP_THREADS 256
-#endif
-#ifdef GPURSA_COOP_MIN_BLOCKS
-#define GPURSA_COOP_BOUNDS __launch_bounds__(GPURSA_COOP_THREADS, GPURSA_COOP_MIN_BLOCKS)
-#else
 #define GPURSA_COOP_BOUNDS __launch_bounds__(GPURSA_COOP_THREADS)
-#endif
 static __global__ void GPURSA_COOP_BOUNDS gpursa_coop_kernel(gpursa_coop_args a)
 {
     gpursa_coop_item(&a, blockIdx.x * blockDim.x + threadIdx.x);

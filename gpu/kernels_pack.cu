@@ -86,13 +86,3 @@ int gpursa_cuda_kernel_regs(int bits, gpursa_variant v)
     default: return 0;
     }
 }
-
-int gpursa_cuda_fast_chains(void)
-{
-    static int v = -1;                        /* read once; a race writes the same value */
-    if (v < 0) {
-        const char *e = getenv("GPURSA_CUDA_FAST_CHAINS");
-        v = e != NULL && e[0] == '1';
-    }
-    return v;
-}

@@ -50,11 +50,9 @@
 #include "gpu/gpursa_mont_rows.h"
 #include "gpu/gpursa_cuda_kernels.h"
 
-#ifndef GPURSA_FAST_WINDOW
 /* 4 bits: 16 table entries of H limbs. 5 bits saves 3% of the
  * multiplications but doubles the table every window reads in full. */
 #define GPURSA_FAST_WINDOW 4
-#endif
 
 /* ---- Montgomery operations on local-memory operands ------------------------ */
 
@@ -390,10 +388,8 @@ static __device__ __forceinline__ int32_t gpursa_fx_status(uint32_t ok, uint32_t
     return (int32_t)((~ok) & ((bad & GPURSA_ITEM_BADINPUT) | (~bad & GPURSA_ITEM_FAULT)));
 }
 
-#ifndef GPURSA_FX_MINBLOCKS
 /* 4 blocks of 128 threads per SM: at most 128 registers, 16 warps an SM. */
 #define GPURSA_FX_MINBLOCKS 4
-#endif
 
 /* ---- one thread per item (IMAD, XMAD) ------------------------------------------------ */
 
@@ -489,40 +485,22 @@ gpursa_fx2_kernel(gpursa_cuda_args a)
 
 #include "gpu/kernels_coop.cuh"
 
-/* COOP of this size; with GPURSA_COOP_NARROW_UPTO / _WIDE_ABOVE set, a
- * lighter / heavier load runs the narrower / wider-lane kernel of another
- * file (GPURSA_COOP_NARROW_LAUNCH / _WIDE_LAUNCH), and with
+/* COOP of this size; with GPURSA_COOP_NARROW_UPTO set, a lighter load runs
+ * the narrower-lane kernel of another file (GPURSA_COOP_NARROW_LAUNCH), and
+ * on a device with full-rate FP64 (a->fp64) a load above
+ * GPURSA_COOP_WIDE_ABOVE runs the FP64-limb kernel of the widest lanes
+ * (GPURSA_COOP_WIDE_LAUNCH), one above GPURSA_COOP_FP_ABOVE an FP64-limb
+ * kernel of narrower lanes (GPURSA_COOP_FP_LAUNCH), and with
  * GPURSA_COOP_SHARED_LAUNCH a device shared with other processes (MPS) runs
- * that kernel for every load. The load, not the batch:
- * narrow lanes finish a lone batch sooner but cost more GPU time per item,
- * which is what counts once this process's batches in flight fill the
- * device. */
+ * that kernel for every load. The load, not the batch: narrow
+ * lanes finish a lone batch sooner but cost more GPU time per item, which is
+ * what counts once this process's batches in flight fill the device. */
 static cudaError_t gpursa_coop_launch_sized(const gpursa_cuda_args *a, cudaStream_t s)
 {
     uint32_t load = a->load > a->count ? a->load : a->count;
     (void)load;
-#ifdef GPURSA_COOP_FP_LAUNCH
-    /* Experiment switch: GPURSA_COOP_LANES=narrow|regular|wide|fp runs every
-     * load on one kernel (wide: the 8-limb integer lanes), to compare them in
-     * one binary. */
-    {
-        static int force = -1;
-        if (force < 0) {
-            const char *f = getenv("GPURSA_COOP_LANES");
-            force = f == NULL ? 0 : strcmp(f, "narrow") == 0 ? 1 : strcmp(f, "regular") == 0 ? 2
-                                  : strcmp(f, "wide") == 0 ? 3 : strcmp(f, "fp") == 0 ? 4 : 0;
-        }
-        switch (force) {
-        case 1: return GPURSA_COOP_NARROW_LAUNCH(a, s);
-        case 2: return gpursa_coop_launch(a, s);
-        case 3: return GPURSA_COOP_INT_WIDE_LAUNCH(a, s);
-        case 4: return GPURSA_COOP_FP_LAUNCH(a, s);
-        default: break;
-        }
-    }
-#endif
 #ifdef GPURSA_COOP_SHARED_LAUNCH
-    if (a->shared)
+    if (a->shared && a->fp64)
         return GPURSA_COOP_SHARED_LAUNCH(a, s);
 #endif
 #ifdef GPURSA_COOP_NARROW_UPTO
@@ -530,8 +508,12 @@ static cudaError_t gpursa_coop_launch_sized(const gpursa_cuda_args *a, cudaStrea
         return GPURSA_COOP_NARROW_LAUNCH(a, s);
 #endif
 #ifdef GPURSA_COOP_WIDE_ABOVE
-    if (load > GPURSA_COOP_WIDE_ABOVE)
+    if (load > GPURSA_COOP_WIDE_ABOVE && a->fp64)
         return GPURSA_COOP_WIDE_LAUNCH(a, s);
+#endif
+#ifdef GPURSA_COOP_FP_ABOVE
+    if (load > GPURSA_COOP_FP_ABOVE && a->fp64)
+        return GPURSA_COOP_FP_LAUNCH(a, s);
 #endif
     return gpursa_coop_launch(a, s);
 }
@@ -580,10 +562,7 @@ static int gpursa_fx_regs(void)
         switch (v) {                                                                        \
         case GPURSA_VARIANT_IMAD: return gpursa_fx_launch<BITS / 64, GPURSA_VARIANT_IMAD, 1>(a, s); \
         case GPURSA_VARIANT_XMAD: return gpursa_fx_launch<BITS / 64, GPURSA_VARIANT_XMAD, 1>(a, s); \
-        case GPURSA_VARIANT_FAST:                                                           \
-            if (gpursa_cuda_fast_chains())                                                  \
-                return gpursa_fx_launch<BITS / 64, GPURSA_VARIANT_IMAD, 2>(a, s);           \
-            return gpursa_fx_launch<BITS / 64, GPURSA_VARIANT_FAST, 2>(a, s);               \
+        case GPURSA_VARIANT_FAST: return gpursa_fx_launch<BITS / 64, GPURSA_VARIANT_FAST, 2>(a, s); \
         case GPURSA_VARIANT_COOP: return gpursa_coop_launch_sized(a, s);                    \
         default: return cudaErrorInvalidValue;                                              \
         }                                                                                   \

@@ -8,8 +8,9 @@
  * host thread, switched round-robin at every shuffle and ballot, so each
  * lane sees exactly what the warp would give it (and a shuffle reaching
  * outside the item fails the test), and the very same C code the GPU runs is
- * checked on a machine without a GPU. Built once per size (GPURSA_COOP_H, GPURSA_COOP_L
- * on the command line, as kernels_<bits>.cu set them).
+ * checked on a machine without a GPU. Built once per size and lane shape
+ * (GPURSA_COOP_H, GPURSA_COOP_L and GPURSA_COOP_FP on the command line, as
+ * kernels_<bits>*.cu set them).
  *
  * Checked: random and edge inputs (0, 1, n-1, p, multiples of q, all-ones
  * limbs), edge blinding factors (1, n-1), keys with p < q and p > q, several

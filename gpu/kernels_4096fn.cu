@@ -1,0 +1,11 @@
+/* gpursa CUDA backend: RSA-4096 COOP with the secret exponentiations on
+ * FP64 limbs (GPURSA_COOP_FP, gpursa_coop.h), for middling loads: 8 lanes
+ * per CRT half, 16 per item, 5 limbs of 52 bits a lane (40 a half), the
+ * lane shape of the RSA-2048 FP64 kernel; the 32-bit parts of the operation
+ * use 8-limb lanes. */
+#define GPURSA_COOP_H 64
+#define GPURSA_COOP_L 8
+#define GPURSA_COOP_FP 1
+#include "gpu/kernels_coop.cuh"
+
+GPURSA_COOP_EXPORT(gpursa_cuda_launch_4096_fpn, gpursa_cuda_regs_4096_fpn)
