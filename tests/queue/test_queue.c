@@ -586,16 +586,30 @@ static void *async_group_run(void *arg)
 /* While the device runs a batch, a batch below the crossover waits (up to
  * 8 deadlines, GPURSA_HOLD_WAITS) for the requests that come next instead
  * of going to the CPU workers at its deadline, and goes to the device with
- * them at their own deadline. A (8) runs 1 s from its deadline at 100 ms; B (2, at 200
- * ms) is below the crossover (4) at its deadline; C (2, at 400 ms) makes
- * the crossover and D (3, at 430 ms) comes within C's deadline: one batch
- * of 7 at ~500 ms. With the plain deadline B would have gone to the CPU
- * workers at 300 ms; released at the crossover, B and C would have been a
- * batch of 4 cut out of the wave, and D left small again. */
+ * them at their own deadline. A (8) runs 1 s from its deadline at 100 ms; B
+ * (2) comes once A is on the device and is below the crossover (4) at its
+ * deadline; C (2, 200 ms after B: B is held by then) makes the crossover and
+ * D (3) comes within C's deadline: one batch of 7. With the plain deadline B
+ * would have gone to the CPU workers; released at the crossover, B and C
+ * would have been a batch of 4 cut out of the wave, and D left small again.
+ * B waits for A to be on the device and D for C's requests to be queued
+ * (events, not times: on a loaded machine a thread may start late, and a
+ * late A would take B into its batch, a late C its deadline past D). */
+static void wait_until(atomic_int *v, int want)
+{
+    while (atomic_load(v) < want)
+        usleep(1000);
+}
+
+static void wait_inflight(gpursa_queue *q, unsigned want)
+{
+    while (gpursa_queue_inflight(q) < want)
+        usleep(1000);
+}
+
 START_TEST(test_small_batch_waits_for_company_while_device_runs)
 {
     static const int njobs[4] = { 8, 2, 2, 3 };
-    static const unsigned at_ms[4] = { 0, 200, 400, 430 };
     gpursa_queue *q;
     gpursa_queue_key *qk;
     async_group g[4];
@@ -616,8 +630,12 @@ START_TEST(test_small_batch_waits_for_company_while_device_runs)
         g[i].qk = qk;
         g[i].k = &keys[0];
         g[i].njobs = njobs[i];
-        g[i].delay_ms = at_ms[i];
+        g[i].delay_ms = i == 2 ? 200 : 0;
         g[i].bad = -1;
+        if (i == 1)
+            wait_until(&fake.cur_items, njobs[0]);      /* A is on the device */
+        if (i == 3)
+            wait_inflight(q, (unsigned)(njobs[0] + njobs[1] + njobs[2]));
         ck_assert_int_eq(pthread_create(&th[i], NULL, async_group_run, &g[i]), 0);
     }
     for (int i = 0; i < 4; i++) {
