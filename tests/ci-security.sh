@@ -165,10 +165,11 @@ for step in $steps; do
         # The COOP emulator tests run the kernel arithmetic on an emulated
         # warp (ucontext coroutines): pure integer code, ten times slower
         # under ASan. The 1024-bit one keeps that code under ASan+UBSan here;
-        # the 2048-bit ones (the same code at other lane widths, and the
+        # the larger ones (the same code at other lane widths, and the
         # FP64 path, whose limb product the plain tree checks against
         # 128-bit products) run in the plain tree: CI's 30 minutes.
-        asan_skip_gpu="test_gpu_coop_2048 test_gpu_coop_2048w test_gpu_coop_2048f"
+        asan_skip_gpu="test_gpu_coop_2048 test_gpu_coop_2048f test_gpu_coop_3072f test_gpu_coop_3072fn"
+        asan_skip_gpu="$asan_skip_gpu test_gpu_coop_4096f test_gpu_coop_4096fn"
         # No detect_stack_use_after_return: OpenSSL's ASYNC jobs switch stacks
         # with swapcontext, and ASan's fake stacks then report false
         # stack-use-after-return (the queue's async tests showed one).

@@ -422,7 +422,9 @@ int main(void)
     keys_make();
     Suite *s = suite_create("gpu_coop");
     TCase *tc = tcase_create("coop");
-    tcase_set_timeout(tc, 600);
+    /* the emulation's work grows with the square of the size and the
+     * exponent's length: a 4096-bit item is about 8 times a 2048-bit one */
+    tcase_set_timeout(tc, BITS <= 2048 ? 600 : 600 * (BITS / 1024) * (BITS / 1024) / 4);
     tcase_add_test(tc, test_edges);
     if (!scaled) {
         tcase_add_test(tc, test_random_keys);
