@@ -170,6 +170,12 @@ for step in $steps; do
         # 128-bit products) run in the plain tree: CI's 30 minutes.
         asan_skip_gpu="test_gpu_coop_2048 test_gpu_coop_2048f test_gpu_coop_3072f test_gpu_coop_3072fn"
         asan_skip_gpu="$asan_skip_gpu test_gpu_coop_4096f test_gpu_coop_4096fn"
+        # nginx's master kills a worker still exiting ~1.5 s after SIGTERM (its
+        # own fixed schedule, no setting); a worker whose host-backend batches
+        # run ten times slower under ASan finishes them later than that on a
+        # loaded machine, and the kill is nginx's, not a gpursa fault. The
+        # plain tree runs it; haproxy-shutdown.sh (hard-stop-after) runs here.
+        asan_skip_tls="nginx-shutdown.sh"
         # No detect_stack_use_after_return: OpenSSL's ASYNC jobs switch stacks
         # with swapcontext, and ASan's fake stacks then report false
         # stack-use-after-return (the queue's async tests showed one).
@@ -191,7 +197,7 @@ for step in $steps; do
         # The shutdown tests time the end of handshakes in flight against the
         # servers' own deadlines (nginx's master kills a worker still exiting
         # after ~1.5 s, HAProxy hard-stops): TSan's slowdown of the host
-        # backend misses them. The plain and asan trees run these.
+        # backend misses them. The plain tree runs both, the asan tree HAProxy's.
         tsan_skip_tls="haproxy-shutdown.sh nginx-shutdown.sh"
         rt=$(gcc -print-file-name=libtsan.so)
         build tsan gcc "$rt" --enable-sanitizers=thread || { status=1; continue; }
