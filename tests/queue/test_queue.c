@@ -595,10 +595,14 @@ static void *async_group_run(void *arg)
  * B waits for A to be on the device and D for C's requests to be queued
  * (events, not times: on a loaded machine a thread may start late, and a
  * late A would take B into its batch, a late C its deadline past D). */
-static void wait_until(atomic_int *v, int want)
+/* Waits (5 s at most: a hang guard, not a timing) until *v reaches want. */
+static int await_atomic(atomic_int *v, int want)
 {
-    while (atomic_load(v) < want)
+    uint64_t t0 = now_ns();
+
+    while (atomic_load(v) < want && now_ns() - t0 < 5000000000ull)
         usleep(1000);
+    return atomic_load(v) >= want;
 }
 
 static void wait_inflight(gpursa_queue *q, unsigned want)
@@ -633,7 +637,7 @@ START_TEST(test_small_batch_waits_for_company_while_device_runs)
         g[i].delay_ms = i == 2 ? 200 : 0;
         g[i].bad = -1;
         if (i == 1)
-            wait_until(&fake.cur_items, njobs[0]);      /* A is on the device */
+            ck_assert(await_atomic(&fake.cur_items, njobs[0]));   /* A is on the device */
         if (i == 3)
             wait_inflight(q, (unsigned)(njobs[0] + njobs[1] + njobs[2]));
         ck_assert_int_eq(pthread_create(&th[i], NULL, async_group_run, &g[i]), 0);
@@ -1048,16 +1052,6 @@ START_TEST(test_device_loss_reopens_with_backoff)
     ck_assert_int_eq(atomic_load(&fake.keys_live), 0);
 }
 END_TEST
-
-/* Waits (5 s at most: a hang guard, not a timing) until *v reaches want. */
-static int await_atomic(atomic_int *v, int want)
-{
-    uint64_t t0 = now_ns();
-
-    while (atomic_load(v) < want && now_ns() - t0 < 5000000000ull)
-        usleep(1000);
-    return atomic_load(v) >= want;
-}
 
 static void *one_op_thread(void *arg)
 {
