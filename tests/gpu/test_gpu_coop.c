@@ -41,7 +41,14 @@
 /* ---- the emulated item ------------------------------------------------------------- */
 
 /* The 2T lanes of one item (the threads its shuffles and ballots name) are
- * 2T coroutines run round-robin; slots are indexed by lane in the warp. */
+ * 2T coroutines run round-robin; slots are indexed by lane in the warp.
+ *
+ * A switch happens at every shuffle and ballot, millions of times per item.
+ * glibc's swapcontext makes a sigprocmask system call at each, which was
+ * most of these tests' time, so on x86-64 a switch is a few instructions
+ * (emu_switch below: the callee-saved registers, the FP control words and
+ * the stack pointer). Under ASan or TSan, which track stacks and intercept
+ * swapcontext, and on other machines, the ucontext calls do it. */
 #define EMU_N GPURSA_COOP_LANES
 #ifdef GPURSA_COOP_CT
 /* tells memcheck that a coroutine's stack is a stack (test_ct) */
@@ -50,7 +57,58 @@
 #else
 #define EMU_STACK_REGISTER(lo, hi) ((void)0)
 #endif
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define EMU_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define EMU_SANITIZED 1
+#endif
+#if defined(__x86_64__) && defined(__ELF__) && !defined(EMU_SANITIZED)
+#define EMU_FAST_SWITCH 1
+#endif
+#define EMU_STACK_SIZE (1 << 16)
+
+#ifdef EMU_FAST_SWITCH
+/* Save the callee-saved registers, MXCSR and the x87 control word on this
+ * stack, store the stack pointer in *save, and resume the context whose
+ * stack pointer is `to` (saved the same way, or made by emu_make). */
+void gpursa_emu_switch(void **save, void *to);
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".type gpursa_emu_switch, @function\n"
+        "gpursa_emu_switch:\n\t"
+        "pushq %rbp\n\tpushq %rbx\n\tpushq %r12\n\tpushq %r13\n\tpushq %r14\n\tpushq %r15\n\t"
+        "subq $8, %rsp\n\tstmxcsr (%rsp)\n\tfnstcw 4(%rsp)\n\t"
+        "movq %rsp, (%rdi)\n\t"
+        "movq %rsi, %rsp\n\t"
+        "ldmxcsr (%rsp)\n\tfldcw 4(%rsp)\n\taddq $8, %rsp\n\t"
+        "popq %r15\n\tpopq %r14\n\tpopq %r13\n\tpopq %r12\n\tpopq %rbx\n\tpopq %rbp\n\t"
+        "ret\n"
+        ".size gpursa_emu_switch, .-gpursa_emu_switch\n");
+typedef void *emu_context;
+static emu_context emu_main, emu_ctx[EMU_N], emu_dead;
+#define EMU_SWITCH(from, to) gpursa_emu_switch(&(from), (to))
+
+/* A fresh context that starts fn (which must never return) on the stack
+ * [stack, stack + size): what emu_switch pops, in its order. */
+static void emu_make(emu_context *ctx, char *stack, size_t size, void (*fn)(void))
+{
+    uint64_t *sp = (uint64_t *)(((uintptr_t)stack + size) & ~(uintptr_t)15);
+    uint32_t fpctl[2];
+    __asm__ volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(fpctl[0]), "=m"(fpctl[1]));
+    *--sp = 0;                                   /* fn's return address: none */
+    *--sp = (uint64_t)(uintptr_t)fn;             /* where the first ret goes */
+    for (int i = 0; i < 6; i++)
+        *--sp = 0;                               /* rbp rbx r12-r15 */
+    *--sp = (uint64_t)fpctl[0] | (uint64_t)fpctl[1] << 32;
+    *ctx = sp;
+}
+#else
 static ucontext_t emu_main, emu_ctx[EMU_N];
+#define EMU_SWITCH(from, to) (swapcontext(&(from), &(to)) == 0 ? (void)0 : abort())
+#endif
 static char *emu_stack[EMU_N];
 static int emu_cur;                      /* the coroutine running now */
 static int emu_round[EMU_N];             /* per coroutine: synchronisations passed */
@@ -67,15 +125,17 @@ static const uint32_t *emu_sync(uint32_t v)
     int me = emu_cur, buf = emu_round[me]++ & 1;
     emu_slot[buf][(emu_tid0 + (uint32_t)me) & 31] = v;
     emu_cur = (me + 1) % EMU_N;
-    if (swapcontext(&emu_ctx[me], &emu_ctx[emu_cur]) != 0)
-        abort();
+    EMU_SWITCH(emu_ctx[me], emu_ctx[emu_cur]);
     return emu_slot[buf];
 }
 
 uint32_t gpursa_coop_emu_shfl(uint32_t v, int src)
 {
     uint32_t base = emu_tid0 & 31;
-    ck_assert_msg(src >= (int)base && src < (int)base + EMU_N, "shuffle from lane %d outside the item", src);
+    /* not ck_assert: a passing check costs Check a write to its parent in
+     * fork mode, and this runs at every shuffle */
+    if (src < (int)base || src >= (int)base + EMU_N)
+        ck_abort_msg("shuffle from lane %d outside the item", src);
     return emu_sync(v)[src];
 }
 
@@ -92,10 +152,17 @@ static void emu_lane_main(void)
 {
     gpursa_coop_item(emu_args, emu_tid0 + (uint32_t)emu_cur);
     /* the last one back returns to the test, the others hand on */
+#ifdef EMU_FAST_SWITCH
+    int me = emu_cur;
+    emu_cur = ++emu_done == EMU_N ? me : (me + 1) % EMU_N;
+    gpursa_emu_switch(&emu_dead, emu_done == EMU_N ? emu_main : emu_ctx[emu_cur]);
+    abort();                                     /* never resumed */
+#else
     if (++emu_done == EMU_N)
         return;                                      /* uc_link: emu_main */
     emu_cur = (emu_cur + 1) % EMU_N;
     setcontext(&emu_ctx[emu_cur]);
+#endif
 }
 
 /* Run the threads tid0 .. tid0+2T-1 (one item's). */
@@ -106,19 +173,23 @@ static void emu_run_item(const gpursa_coop_args *a, uint32_t tid0)
     emu_done = 0;
     for (int i = 0; i < EMU_N; i++) {
         if (emu_stack[i] == NULL) {
-            emu_stack[i] = malloc(1 << 16);
+            emu_stack[i] = malloc(EMU_STACK_SIZE);
             ck_assert_ptr_nonnull(emu_stack[i]);
-            EMU_STACK_REGISTER(emu_stack[i], emu_stack[i] + (1 << 16));
+            EMU_STACK_REGISTER(emu_stack[i], emu_stack[i] + EMU_STACK_SIZE);
         }
         emu_round[i] = 0;
+#ifdef EMU_FAST_SWITCH
+        emu_make(&emu_ctx[i], emu_stack[i], EMU_STACK_SIZE, emu_lane_main);
+#else
         ck_assert_int_eq(getcontext(&emu_ctx[i]), 0);
         emu_ctx[i].uc_stack.ss_sp = emu_stack[i];
-        emu_ctx[i].uc_stack.ss_size = 1 << 16;
+        emu_ctx[i].uc_stack.ss_size = EMU_STACK_SIZE;
         emu_ctx[i].uc_link = &emu_main;
         makecontext(&emu_ctx[i], emu_lane_main, 0);
+#endif
     }
     emu_cur = 0;
-    ck_assert_int_eq(swapcontext(&emu_main, &emu_ctx[0]), 0);
+    EMU_SWITCH(emu_main, emu_ctx[0]);
     ck_assert_int_eq(emu_done, EMU_N);
     for (int i = 1; i < EMU_N; i++)
         ck_assert_int_eq(emu_round[i], emu_round[0]);  /* converged throughout */
