@@ -533,17 +533,27 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
 #endif
 enum { FP_F = GPURSA_FP_F, FP_L = GPURSA_FP_L };
 #define GPURSA_FP_M52 ((1ull << 52) - 1)
+/* The bits of the doubles 2^104 + hi 2^52 and 2^52 + lo (gpursa_fp_prod)
+ * are hi and lo plus these: the exponent bits of 2^104 and of 2^52. */
+#define GPURSA_FP_HI_BIAS 0x4670000000000000ull
+#define GPURSA_FP_LO_BIAS 0x4330000000000000ull
+/* The same in units of 2^52, and what a column at an inner position takes
+ * in one CIOS step: two lo halves and two hi halves (gpursa_fp_mul) */
+#define GPURSA_FP_HI_B (GPURSA_FP_HI_BIAS >> 52)
+#define GPURSA_FP_LO_B (GPURSA_FP_LO_BIAS >> 52)
+#define GPURSA_FP_STEP_B (2 * (GPURSA_FP_HI_B + GPURSA_FP_LO_B))
 
 #ifdef __CUDACC__
 GPURSA_COOP_FN uint64_t gpursa_fp_bits(double x) { return (uint64_t)__double_as_longlong(x); }
 GPURSA_COOP_FN double gpursa_fp_from_bits(uint64_t v) { return __longlong_as_double((long long)v); }
-/* the two 52-bit halves of a b (a, b < 2^52 integers) */
+/* the two 52-bit halves of a b (a, b < 2^52 integers), each with the
+ * exponent bits of its double on top (GPURSA_FP_HI_BIAS, _LO_BIAS) */
 GPURSA_COOP_FN void gpursa_fp_prod(double a, double b, uint64_t *hi, uint64_t *lo)
 {
     double h = __fma_rz(a, b, 0x1p104);
     double l = __fma_rn(a, b, __dsub_rn(0x1p104 + 0x1p52, h));
-    *hi = gpursa_fp_bits(h) - 0x4670000000000000ull;   /* the bits of 2^104 */
-    *lo = gpursa_fp_bits(l) - 0x4330000000000000ull;   /* the bits of 2^52 */
+    *hi = gpursa_fp_bits(h);
+    *lo = gpursa_fp_bits(l);
 }
 #else
 #include <string.h>
@@ -563,8 +573,8 @@ GPURSA_COOP_FN uint64_t gpursa_fp_d2u52(double x);
 GPURSA_COOP_FN void gpursa_fp_prod(double a, double b, uint64_t *hi, uint64_t *lo)
 {
     unsigned __int128 p = (unsigned __int128)gpursa_fp_d2u52(a) * gpursa_fp_d2u52(b);
-    *hi = (uint64_t)(p >> 52);
-    *lo = (uint64_t)p & GPURSA_FP_M52;
+    *hi = (uint64_t)(p >> 52) | GPURSA_FP_HI_BIAS;
+    *lo = ((uint64_t)p & GPURSA_FP_M52) | GPURSA_FP_LO_BIAS;
 }
 #endif
 
@@ -642,35 +652,54 @@ GPURSA_COOP_FN void gpursa_fp_settle(const gpursa_coop_ctx *c, double *r, uint64
 }
 
 /* r = a b / R52 mod m, lazily: a, b < 2m gives r < 2m (limbs normalised).
- * r may be a or b. */
+ * r may be a or b.
+ *
+ * The halves enter the column sums with their exponent bits
+ * (gpursa_fp_prod): those are multiples of 2^52, so q (a column mod 2^52)
+ * does not see them, and unsigned sums wrap, so they can be taken off once
+ * where a column's upper bits are read: at lane 0's column 0, once per step
+ * before its carry leaves, and from the columns left at the end. A column's
+ * position in the number (limb index, counting down one a step) says how
+ * many halves it took: at position F only the two hi halves of a_{F-1} b_j
+ * and m_{F-1} q, at 1..F-1 two lo and two hi halves, at 0 the two lo. So
+ * the column that leaves at step s carries 2 LO_B + s STEP_B (units of
+ * 2^52, mod 2^12), and the one left at position p after the last step
+ * 2 HI_B + (F - 1 - p) STEP_B. Each column then takes two halves per pass
+ * with one three-input 64-bit add, and no product pays for a subtraction. */
 GPURSA_COOP_FN void gpursa_fp_mul(const gpursa_coop_ctx *c, double *r, const double *a, const double *b,
                                   const double *m, uint64_t mp)
 {
     uint64_t acc[FP_L + 1];
     const int top = c->k == CO_T - 1;
+    /* lane 0: minus the bias of the column leaving at step s, from s = 0 */
+    const uint64_t unbias_step = c->k == 0 ? GPURSA_FP_STEP_B << 52 : 0;
+    uint64_t unbias = c->k == 0 ? 0 - ((2 * GPURSA_FP_LO_B) << 52) : 0;
     GPURSA_COOP_UNROLL
-    for (int l = 0; l <= FP_L; l++)
+    for (int l = 0; l < FP_L; l++)
         acc[l] = 0;
     GPURSA_COOP_ROLLED
     for (int i0 = 0; i0 < CO_T; i0++) {
         GPURSA_COOP_UNROLL
         for (int j = 0; j < FP_L; j++) {
-            uint64_t hi, lo, down, carry;
+            uint64_t hi, lo, up = 0, down, carry;
             double bj = gpursa_fp_shfl(c, b[j], c->gbase + i0), q;
             GPURSA_COOP_UNROLL
-            for (int l = 0; l < FP_L; l++) {
+            for (int l = 0; l < FP_L; l++) {                 /* column l: lo a_l, hi a_{l-1} */
                 gpursa_fp_prod(a[l], bj, &hi, &lo);
-                acc[l] += lo;
-                acc[l + 1] += hi;
+                acc[l] += lo + up;
+                up = hi;
             }
+            acc[FP_L] = up;                                  /* the spill into the next lane */
             q = gpursa_fp_shfl(c, gpursa_fp_q(acc[0], mp), c->gbase);
+            up = unbias;
             GPURSA_COOP_UNROLL
             for (int l = 0; l < FP_L; l++) {
                 gpursa_fp_prod(m[l], q, &hi, &lo);
-                acc[l] += lo;
-                acc[l + 1] += hi;
+                acc[l] += lo + up;
+                up = hi;
             }
-            /* lane 0's column 0 is now 0 mod 2^52: shift down one column */
+            /* lane 0's column 0 is now 0 mod 2^52 and free of its bias:
+             * shift down one column */
             down = gpursa_fp_shfl64(c, acc[0], top ? c->lane : c->lane + 1);
             down = top ? 0 : down;
             carry = c->k == 0 ? acc[0] >> 52 : 0;
@@ -678,10 +707,14 @@ GPURSA_COOP_FN void gpursa_fp_mul(const gpursa_coop_ctx *c, double *r, const dou
             for (int l = 0; l < FP_L - 1; l++)
                 acc[l] = acc[l + 1];
             acc[0] += carry;
-            acc[FP_L - 1] = acc[FP_L] + down;
-            acc[FP_L] = 0;
+            acc[FP_L - 1] = acc[FP_L] + up + down;
+            unbias -= unbias_step;
         }
     }
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L; l++)                           /* position k FL + l */
+        acc[l] -= (2 * GPURSA_FP_HI_B + (uint64_t)(FP_F - 1 - l) * GPURSA_FP_STEP_B
+                   - (uint64_t)c->k * (FP_L * GPURSA_FP_STEP_B)) << 52;
     gpursa_fp_settle(c, r, acc);
 }
 

@@ -442,8 +442,9 @@ END_TEST
 /* The device's limb product (gpursa_fp_prod under __CUDACC__: fma_rz(a, b,
  * 2^104), then fma(a, b, 2^104 + 2^52 - hi)) done here with the C library's
  * fma in the same rounding modes, against the 128-bit product the
- * emulation uses: hi and lo must be the product's two 52-bit halves, for
- * edge limbs and random ones. And the same for q = x m' mod 2^52. */
+ * emulation uses: the bits of hi and lo must be the product's two 52-bit
+ * halves under the exponent bits of 2^104 and 2^52, for edge limbs and
+ * random ones. And the same for q = x m' mod 2^52. */
 static void fma_prod(double a, double b, uint64_t *hi, uint64_t *lo)
 {
     volatile double va = a, vb = b, h, l;
@@ -451,8 +452,8 @@ static void fma_prod(double a, double b, uint64_t *hi, uint64_t *lo)
     h = fma(va, vb, 0x1p104);
     ck_assert_int_eq(fesetround(FE_TONEAREST), 0);
     l = fma(va, vb, (0x1p104 + 0x1p52) - h);
-    *hi = gpursa_fp_bits(h) - 0x4670000000000000ull;
-    *lo = gpursa_fp_bits(l) - 0x4330000000000000ull;
+    *hi = gpursa_fp_bits(h);
+    *lo = gpursa_fp_bits(l);
 }
 
 START_TEST(test_fp_prod)
@@ -475,12 +476,12 @@ START_TEST(test_fp_prod)
         ck_assert_msg(hi == ehi && lo == elo, "product of %#llx and %#llx: fma %#llx:%#llx, exact %#llx:%#llx",
                       (unsigned long long)a, (unsigned long long)b, (unsigned long long)hi,
                       (unsigned long long)lo, (unsigned long long)ehi, (unsigned long long)elo);
-        ck_assert_uint_lt(hi, 1ull << 52);
-        ck_assert_uint_lt(lo, 1ull << 52);
+        ck_assert_uint_eq(hi & ~m52, GPURSA_FP_HI_BIAS);
+        ck_assert_uint_eq(lo & ~m52, GPURSA_FP_LO_BIAS);
         /* q: the low half of (x mod 2^52) m', x a column sum of up to 63 bits */
         uint64_t x = a | (b << 11);
         fma_prod((double)(x & m52), (double)b, &hi, &lo);
-        ck_assert_uint_eq(lo, (uint64_t)gpursa_fp_q(x, b));
+        ck_assert_uint_eq(lo & m52, (uint64_t)gpursa_fp_q(x, b));
     }
 }
 END_TEST
