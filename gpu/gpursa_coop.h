@@ -543,9 +543,11 @@ enum { FP_F = GPURSA_FP_F, FP_L = GPURSA_FP_L };
  * are hi and lo plus these: the exponent bits of 2^104 and of 2^52. */
 #define GPURSA_FP_HI_BIAS 0x4670000000000000ull
 #define GPURSA_FP_LO_BIAS 0x4330000000000000ull
-/* the same in units of 2^52 */
+/* The same in units of 2^52, and what a column at an inner position takes
+ * in one CIOS step of a multiplication: two lo halves and two hi halves */
 #define GPURSA_FP_HI_B (GPURSA_FP_HI_BIAS >> 52)
 #define GPURSA_FP_LO_B (GPURSA_FP_LO_BIAS >> 52)
+#define GPURSA_FP_STEP_B (2 * (GPURSA_FP_HI_B + GPURSA_FP_LO_B))
 
 #ifdef __CUDACC__
 GPURSA_COOP_FN uint64_t gpursa_fp_bits(double x) { return (uint64_t)__double_as_longlong(x); }
@@ -719,7 +721,16 @@ GPURSA_COOP_FN void gpursa_fp_mont(const gpursa_coop_ctx *c, double *r, const do
 {
     uint64_t acc[FP_L + 1];
     const int top = c->k == CO_T - 1;
+#ifdef GPURSA_COOP_FP_SQR
     const uint32_t lane0 = c->k == 0 ? 0xffffffffu : 0u;
+#else
+    /* Multiplications only (sq is 0): every step adds the same bias, and
+     * lane 0 counts it down from one step to the next. This form keeps the
+     * unbias off the chain that leads to q (ptxas schedules that chain
+     * tighter: doc/performance-notes.md, "Kernels"). */
+    const uint64_t unbias_step = c->k == 0 ? GPURSA_FP_STEP_B << 52 : 0;
+    uint64_t unbias = c->k == 0 ? 0 - ((2 * GPURSA_FP_LO_B) << 52) : 0;
+#endif
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++)
         acc[l] = 0;
@@ -727,16 +738,18 @@ GPURSA_COOP_FN void gpursa_fp_mont(const gpursa_coop_ctx *c, double *r, const do
     for (int i0 = 0; i0 < CO_T; i0++) {
         GPURSA_COOP_UNROLL
         for (int j = 0; j < FP_L; j++) {
-            uint64_t hi, lo, up = 0, down, carry, unbias, q0;
-            uint32_t ub;
+            uint64_t hi, lo, up = 0, down, carry;
             double bj = gpursa_fp_shfl(c, b[j], c->gbase + i0), q;
+#ifdef GPURSA_COOP_FP_SQR
             /* the bias of the column that leaves lane 0 at this step: full
              * periods for i0, then steps 0..j of this one (at positions j..0;
              * position 0 takes lo halves only) */
-            uint64_t bias0 = GPURSA_FP_LO_B * (1 + gpursa_fp_w(sq, j, 0));
+            uint64_t bias0 = GPURSA_FP_LO_B * (1 + gpursa_fp_w(sq, j, 0)), unbias;
+            uint32_t ub;
             GPURSA_COOP_UNROLL
             for (int u = 0; u < j; u++)
                 bias0 += gpursa_fp_bias_step(sq, u, j - u);
+#endif
             GPURSA_COOP_UNROLL
             for (int l = 0; l < FP_L; l++) {                 /* column l: lo a_l, hi a_{l-1} */
                 const uint64_t w = gpursa_fp_w(sq, j, l);
@@ -751,9 +764,11 @@ GPURSA_COOP_FN void gpursa_fp_mont(const gpursa_coop_ctx *c, double *r, const do
             }
             acc[FP_L] = up;                                  /* the spill into the next lane */
             q = gpursa_fp_shfl(c, gpursa_fp_q(acc[0], mp), c->gbase);
+#ifdef GPURSA_COOP_FP_SQR
             ub = (uint32_t)i0 * (uint32_t)(0u - (gpursa_fp_bias_period(sq, j) << 20))
                  + (uint32_t)(0u - (bias0 << 20));
             unbias = (uint64_t)(ub & lane0) << 32;
+#endif
             up = unbias;
             GPURSA_COOP_UNROLL
             for (int l = 0; l < FP_L; l++) {
@@ -763,27 +778,35 @@ GPURSA_COOP_FN void gpursa_fp_mont(const gpursa_coop_ctx *c, double *r, const do
             }
             /* lane 0's column 0 is now 0 mod 2^52 and free of its bias:
              * shift down one column */
-            q0 = acc[0];
-            down = gpursa_fp_shfl64(c, q0, top ? c->lane : c->lane + 1);
+            down = gpursa_fp_shfl64(c, acc[0], top ? c->lane : c->lane + 1);
             down = top ? 0 : down;
-            carry = c->k == 0 ? q0 >> 52 : 0;
+            carry = c->k == 0 ? acc[0] >> 52 : 0;
             GPURSA_COOP_UNROLL
             for (int l = 0; l < FP_L - 1; l++)
                 acc[l] = acc[l + 1];
             acc[0] += carry;
             acc[FP_L - 1] = acc[FP_L] + up + down;
+#ifndef GPURSA_COOP_FP_SQR
+            unbias -= unbias_step;
+#endif
         }
     }
     /* The column at position p = k FL + l was made at step p (position F:
      * the hi halves of limb FL - 1), then took F - 1 - p inner steps:
-     * T - 1 - k full periods and the FL - 1 - l steps after step p */
+     * T - 1 - k full periods and the FL - 1 - l steps after step p (in a
+     * multiplication 2 HI_B + (F - 1 - p) STEP_B) */
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++) {
+#ifdef GPURSA_COOP_FP_SQR
         uint64_t bias = GPURSA_FP_HI_B * (1 + gpursa_fp_w(sq, l, FP_L - 1));
         GPURSA_COOP_UNROLL
         for (int i = 1; i < FP_L - l; i++)
             bias += gpursa_fp_bias_step(sq, l + i, FP_L - i);
         acc[l] -= (bias + (uint64_t)(CO_T - 1 - c->k) * gpursa_fp_bias_period(sq, l)) << 52;
+#else
+        acc[l] -= (2 * GPURSA_FP_HI_B + (uint64_t)(FP_F - 1 - l) * GPURSA_FP_STEP_B
+                   - (uint64_t)c->k * (FP_L * GPURSA_FP_STEP_B)) << 52;
+#endif
     }
     gpursa_fp_settle(c, r, acc);
 }
@@ -795,12 +818,14 @@ GPURSA_COOP_FN void gpursa_fp_mul(const gpursa_coop_ctx *c, double *r, const dou
     gpursa_fp_mont(c, r, a, b, m, mp, 0);
 }
 
+#ifdef GPURSA_COOP_FP_SQR
 /* r = a^2 / R52 mod m */
 GPURSA_COOP_FN void gpursa_fp_sqr(const gpursa_coop_ctx *c, double *r, const double *a, const double *m,
                                   uint64_t mp)
 {
     gpursa_fp_mont(c, r, a, a, m, mp, 1);
 }
+#endif
 
 /* this lane's 52-bit limbs (doubles) of the half-length number whose 32-bit
  * slices are x: every 32-bit limb is broadcast, each lane keeps its bits */
