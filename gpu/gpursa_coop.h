@@ -518,6 +518,12 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  * exponentiation leaves the FP domain by a multiplication by 1, which gives
  * the fully reduced x^d (at most m, and m only for x = 0 mod m).
  *
+ * With GPURSA_COOP_FP_SQR (the includer's choice) the exponentiation's
+ * squarings run gpursa_fp_sqr, about 40 % fewer limb products of a by b
+ * than gpursa_fp_mul; without it they run gpursa_fp_mul (x x), and the
+ * window loop holds one copy of the multiplication loop instead of two. Set
+ * where it is the faster of the two (doc/performance-notes.md, "Kernels").
+ *
  * Constant time as the 32-bit path: control flow and the limbs' positions
  * are public; the table is read whole; the FP64 operations' operands are
  * integers (never subnormal) and the GPU's FP64 pipe takes the same time
@@ -533,17 +539,27 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
 #endif
 enum { FP_F = GPURSA_FP_F, FP_L = GPURSA_FP_L };
 #define GPURSA_FP_M52 ((1ull << 52) - 1)
+/* The bits of the doubles 2^104 + hi 2^52 and 2^52 + lo (gpursa_fp_prod)
+ * are hi and lo plus these: the exponent bits of 2^104 and of 2^52. */
+#define GPURSA_FP_HI_BIAS 0x4670000000000000ull
+#define GPURSA_FP_LO_BIAS 0x4330000000000000ull
+/* The same in units of 2^52, and what a column at an inner position takes
+ * in one CIOS step of a multiplication: two lo halves and two hi halves */
+#define GPURSA_FP_HI_B (GPURSA_FP_HI_BIAS >> 52)
+#define GPURSA_FP_LO_B (GPURSA_FP_LO_BIAS >> 52)
+#define GPURSA_FP_STEP_B (2 * (GPURSA_FP_HI_B + GPURSA_FP_LO_B))
 
 #ifdef __CUDACC__
 GPURSA_COOP_FN uint64_t gpursa_fp_bits(double x) { return (uint64_t)__double_as_longlong(x); }
 GPURSA_COOP_FN double gpursa_fp_from_bits(uint64_t v) { return __longlong_as_double((long long)v); }
-/* the two 52-bit halves of a b (a, b < 2^52 integers) */
+/* the two 52-bit halves of a b (a, b < 2^52 integers), each with the
+ * exponent bits of its double on top (GPURSA_FP_HI_BIAS, _LO_BIAS) */
 GPURSA_COOP_FN void gpursa_fp_prod(double a, double b, uint64_t *hi, uint64_t *lo)
 {
     double h = __fma_rz(a, b, 0x1p104);
     double l = __fma_rn(a, b, __dsub_rn(0x1p104 + 0x1p52, h));
-    *hi = gpursa_fp_bits(h) - 0x4670000000000000ull;   /* the bits of 2^104 */
-    *lo = gpursa_fp_bits(l) - 0x4330000000000000ull;   /* the bits of 2^52 */
+    *hi = gpursa_fp_bits(h);
+    *lo = gpursa_fp_bits(l);
 }
 #else
 #include <string.h>
@@ -563,8 +579,8 @@ GPURSA_COOP_FN uint64_t gpursa_fp_d2u52(double x);
 GPURSA_COOP_FN void gpursa_fp_prod(double a, double b, uint64_t *hi, uint64_t *lo)
 {
     unsigned __int128 p = (unsigned __int128)gpursa_fp_d2u52(a) * gpursa_fp_d2u52(b);
-    *hi = (uint64_t)(p >> 52);
-    *lo = (uint64_t)p & GPURSA_FP_M52;
+    *hi = (uint64_t)(p >> 52) | GPURSA_FP_HI_BIAS;
+    *lo = ((uint64_t)p & GPURSA_FP_M52) | GPURSA_FP_LO_BIAS;
 }
 #endif
 
@@ -641,36 +657,127 @@ GPURSA_COOP_FN void gpursa_fp_settle(const gpursa_coop_ctx *c, double *r, uint64
     }
 }
 
-/* r = a b / R52 mod m, lazily: a, b < 2m gives r < 2m (limbs normalised).
- * r may be a or b. */
-GPURSA_COOP_FN void gpursa_fp_mul(const gpursa_coop_ctx *c, double *r, const double *a, const double *b,
-                                  const double *m, uint64_t mp)
+/* How often step j of a multiplication adds the halves of a_l b_j (l, j:
+ * limb indices within a lane) into the columns: 1 in a multiplication; in
+ * a squaring 1 for l = j, 2 or 0 otherwise (below), so that each product
+ * a_s a_t of two limbs is computed once and doubled. */
+GPURSA_COOP_FN uint64_t gpursa_fp_w(int sq, int j, int l)
+{
+    const int d = (l - j + FP_L) % FP_L;
+    if (!sq || d == 0)
+        return 1;
+    return 2 * d < FP_L || (2 * d == FP_L && j < FP_L / 2) ? 2 : 0;
+}
+
+/* Bias units (gpursa_fp_mul) that step j adds to a column at an inner
+ * position (1..F-1) whose limb index within its lane is r */
+GPURSA_COOP_FN uint64_t gpursa_fp_bias_step(int sq, int j, int r)
+{
+    return GPURSA_FP_LO_B * (1 + gpursa_fp_w(sq, j, r))
+           + GPURSA_FP_HI_B * (1 + gpursa_fp_w(sq, j, (r + FP_L - 1) % FP_L));
+}
+
+/* ... over FL consecutive steps, for a column whose limb index is r at the
+ * first of them (every step moves it down one position) */
+GPURSA_COOP_FN uint64_t gpursa_fp_bias_period(int sq, int r)
+{
+    uint64_t b = 0;
+    GPURSA_COOP_UNROLL
+    for (int j = 0; j < FP_L; j++)
+        b += gpursa_fp_bias_step(sq, j, (r - j + FP_L) % FP_L);
+    return b;
+}
+
+/* r = a b / R52 mod m (a == b, sq: a squaring), lazily: a, b < 2m gives
+ * r < 2m (limbs normalised). r may be a or b.
+ *
+ * The halves enter the column sums with their exponent bits
+ * (gpursa_fp_prod): those are multiples of 2^52, so q (a column mod 2^52)
+ * does not see them, and unsigned sums wrap, so they can be taken off once
+ * where a column's upper bits are read: at lane 0's column 0, once per step
+ * before its carry leaves, and from the columns left at the end. A column's
+ * position in the number (its limb index, one down per step) and the step
+ * (j, its limb index within a lane) say which halves it took, all public
+ * and known when compiled except the lane k and the step's i0, of which
+ * the sum is linear (gpursa_fp_bias_period per FL steps). Each column then
+ * takes two halves per pass with one three-input 64-bit add, and no
+ * product pays for a subtraction.
+ *
+ * The squaring. In step s = i0 FL + j (b_s = a_s broadcast) lane k
+ * computes a_t a_s, t = k FL + l, only for the l that gpursa_fp_w(1, j, l)
+ * names: l = j (weight 1), and half of the others (weight 2), chosen as a
+ * round-robin tournament on the FL indices: l = j + d mod FL for d = 1 ..
+ * (FL - 1) / 2, and d = FL / 2 for j < FL / 2 when FL is even. A pair of
+ * limbs s != t with j != l is then computed exactly once, at step s or at
+ * step t, and its column s + t is in the window at both (it is at position
+ * t, resp. s, and not reduced before step s + t); a pair with equal j and l
+ * (the diagonal, or two lanes' same index) is computed at both steps with
+ * weight 1. So every lane does the same (FL + 1) / 2 products a step on
+ * average instead of FL, the limb indices are constants and nothing depends
+ * on the lane. The doubling is two integer adds of the same half: 2 a_s a_t
+ * < 2^105 cannot be split by the FMAs above. */
+GPURSA_COOP_FN void gpursa_fp_mont(const gpursa_coop_ctx *c, double *r, const double *a, const double *b,
+                                   const double *m, uint64_t mp, int sq)
 {
     uint64_t acc[FP_L + 1];
     const int top = c->k == CO_T - 1;
+#ifdef GPURSA_COOP_FP_SQR
+    const uint32_t lane0 = c->k == 0 ? 0xffffffffu : 0u;
+#else
+    /* Multiplications only (sq is 0): every step adds the same bias, and
+     * lane 0 counts it down from one step to the next. This form keeps the
+     * unbias off the chain that leads to q (ptxas schedules that chain
+     * tighter: doc/performance-notes.md, "Kernels"). */
+    const uint64_t unbias_step = c->k == 0 ? GPURSA_FP_STEP_B << 52 : 0;
+    uint64_t unbias = c->k == 0 ? 0 - ((2 * GPURSA_FP_LO_B) << 52) : 0;
+#endif
     GPURSA_COOP_UNROLL
-    for (int l = 0; l <= FP_L; l++)
+    for (int l = 0; l < FP_L; l++)
         acc[l] = 0;
     GPURSA_COOP_ROLLED
     for (int i0 = 0; i0 < CO_T; i0++) {
         GPURSA_COOP_UNROLL
         for (int j = 0; j < FP_L; j++) {
-            uint64_t hi, lo, down, carry;
+            uint64_t hi, lo, up = 0, down, carry;
             double bj = gpursa_fp_shfl(c, b[j], c->gbase + i0), q;
+#ifdef GPURSA_COOP_FP_SQR
+            /* the bias of the column that leaves lane 0 at this step: full
+             * periods for i0, then steps 0..j of this one (at positions j..0;
+             * position 0 takes lo halves only) */
+            uint64_t bias0 = GPURSA_FP_LO_B * (1 + gpursa_fp_w(sq, j, 0)), unbias;
+            uint32_t ub;
             GPURSA_COOP_UNROLL
-            for (int l = 0; l < FP_L; l++) {
-                gpursa_fp_prod(a[l], bj, &hi, &lo);
-                acc[l] += lo;
-                acc[l + 1] += hi;
+            for (int u = 0; u < j; u++)
+                bias0 += gpursa_fp_bias_step(sq, u, j - u);
+#endif
+            GPURSA_COOP_UNROLL
+            for (int l = 0; l < FP_L; l++) {                 /* column l: lo a_l, hi a_{l-1} */
+                const uint64_t w = gpursa_fp_w(sq, j, l);
+                if (w != 0) {
+                    gpursa_fp_prod(a[l], bj, &hi, &lo);
+                    acc[l] += w == 2 ? lo + lo + up : lo + up;
+                    up = w == 2 ? hi + hi : hi;
+                } else {
+                    acc[l] += up;
+                    up = 0;
+                }
             }
+            acc[FP_L] = up;                                  /* the spill into the next lane */
             q = gpursa_fp_shfl(c, gpursa_fp_q(acc[0], mp), c->gbase);
+#ifdef GPURSA_COOP_FP_SQR
+            ub = (uint32_t)i0 * (uint32_t)(0u - (gpursa_fp_bias_period(sq, j) << 20))
+                 + (uint32_t)(0u - (bias0 << 20));
+            unbias = (uint64_t)(ub & lane0) << 32;
+#endif
+            up = unbias;
             GPURSA_COOP_UNROLL
             for (int l = 0; l < FP_L; l++) {
                 gpursa_fp_prod(m[l], q, &hi, &lo);
-                acc[l] += lo;
-                acc[l + 1] += hi;
+                acc[l] += lo + up;
+                up = hi;
             }
-            /* lane 0's column 0 is now 0 mod 2^52: shift down one column */
+            /* lane 0's column 0 is now 0 mod 2^52 and free of its bias:
+             * shift down one column */
             down = gpursa_fp_shfl64(c, acc[0], top ? c->lane : c->lane + 1);
             down = top ? 0 : down;
             carry = c->k == 0 ? acc[0] >> 52 : 0;
@@ -678,12 +785,47 @@ GPURSA_COOP_FN void gpursa_fp_mul(const gpursa_coop_ctx *c, double *r, const dou
             for (int l = 0; l < FP_L - 1; l++)
                 acc[l] = acc[l + 1];
             acc[0] += carry;
-            acc[FP_L - 1] = acc[FP_L] + down;
-            acc[FP_L] = 0;
+            acc[FP_L - 1] = acc[FP_L] + up + down;
+#ifndef GPURSA_COOP_FP_SQR
+            unbias -= unbias_step;
+#endif
         }
+    }
+    /* The column at position p = k FL + l was made at step p (position F:
+     * the hi halves of limb FL - 1), then took F - 1 - p inner steps:
+     * T - 1 - k full periods and the FL - 1 - l steps after step p (in a
+     * multiplication 2 HI_B + (F - 1 - p) STEP_B) */
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L; l++) {
+#ifdef GPURSA_COOP_FP_SQR
+        uint64_t bias = GPURSA_FP_HI_B * (1 + gpursa_fp_w(sq, l, FP_L - 1));
+        GPURSA_COOP_UNROLL
+        for (int i = 1; i < FP_L - l; i++)
+            bias += gpursa_fp_bias_step(sq, l + i, FP_L - i);
+        acc[l] -= (bias + (uint64_t)(CO_T - 1 - c->k) * gpursa_fp_bias_period(sq, l)) << 52;
+#else
+        acc[l] -= (2 * GPURSA_FP_HI_B + (uint64_t)(FP_F - 1 - l) * GPURSA_FP_STEP_B
+                   - (uint64_t)c->k * (FP_L * GPURSA_FP_STEP_B)) << 52;
+#endif
     }
     gpursa_fp_settle(c, r, acc);
 }
+
+/* r = a b / R52 mod m */
+GPURSA_COOP_FN void gpursa_fp_mul(const gpursa_coop_ctx *c, double *r, const double *a, const double *b,
+                                  const double *m, uint64_t mp)
+{
+    gpursa_fp_mont(c, r, a, b, m, mp, 0);
+}
+
+#ifdef GPURSA_COOP_FP_SQR
+/* r = a^2 / R52 mod m */
+GPURSA_COOP_FN void gpursa_fp_sqr(const gpursa_coop_ctx *c, double *r, const double *a, const double *m,
+                                  uint64_t mp)
+{
+    gpursa_fp_mont(c, r, a, a, m, mp, 1);
+}
+#endif
 
 /* this lane's 52-bit limbs (doubles) of the half-length number whose 32-bit
  * slices are x: every 32-bit limb is broadcast, each lane keeps its bits */
@@ -801,6 +943,12 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, co
     while (pos > 0) {                                        /* pos public */
         pos -= W;
         gpursa_fp_table_select(sel, table, gpursa_exp_window(d, bits, pos, W));
+#ifdef GPURSA_COOP_FP_SQR
+        GPURSA_COOP_ROLLED
+        for (int s = 0; s < W; s++)
+            gpursa_fp_sqr(c, rf, rf, fm, mp);
+        gpursa_fp_mul(c, rf, rf, sel, fm, mp);
+#else
         GPURSA_COOP_ROLLED
         for (int s = 0; s <= W; s++) {
             GPURSA_COOP_UNROLL
@@ -808,6 +956,7 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, co
                 t[l] = s < W ? rf[l] : sel[l];
             gpursa_fp_mul(c, rf, rf, t, fm, mp);
         }
+#endif
     }
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++)                           /* the number 1 */

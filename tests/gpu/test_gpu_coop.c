@@ -114,6 +114,7 @@ static int emu_cur;                      /* the coroutine running now */
 static int emu_round[EMU_N];             /* per coroutine: synchronisations passed */
 static uint32_t emu_slot[2][32];         /* double-buffered by round parity */
 static const gpursa_coop_args *emu_args;
+static void (*emu_lane_fn)(uint32_t tid);  /* instead of gpursa_coop_item, when set */
 static uint32_t emu_tid0;
 static int emu_done;
 
@@ -150,7 +151,10 @@ uint32_t gpursa_coop_emu_ballot(int pred)
 
 static void emu_lane_main(void)
 {
-    gpursa_coop_item(emu_args, emu_tid0 + (uint32_t)emu_cur);
+    if (emu_lane_fn != NULL)
+        emu_lane_fn(emu_tid0 + (uint32_t)emu_cur);
+    else
+        gpursa_coop_item(emu_args, emu_tid0 + (uint32_t)emu_cur);
     /* the last one back returns to the test, the others hand on */
 #ifdef EMU_FAST_SWITCH
     int me = emu_cur;
@@ -275,16 +279,121 @@ static void batch_run(batch *b)
 
 static gt_rsa_key keys[3];
 static gpursa_rsa_keydata *kds[3];
+static int keys_n = 3;                   /* keys made (the first keys_n) */
 
 static void keys_make(void)
 {
-    for (int s = 0; s < 3; s++) {
+    for (int s = 0; s < keys_n; s++) {
         gt_rsa_keygen(&keys[s], BITS, s == 1 ? 3 : 65537, s);
         kds[s] = malloc(sizeof(*kds[s]));
         if (kds[s] == NULL || gpursa_keyconv_load(kds[s], &keys[s].km) != GPURSA_GPU_OK)
             abort();
     }
 }
+
+#ifdef GPURSA_COOP_FP
+#ifdef GPURSA_COOP_CT
+#include "tests/gpu/gpu_ct.h"
+#endif
+/* ---- the FP64 Montgomery multiplication and squaring alone ---------------------------- */
+
+/* One item's lanes run fp_lane: both groups multiply the same operands (F
+ * limbs of 52 bits), each keeps its own results. */
+static struct {
+    uint64_t m[FP_F], a[FP_F], b[FP_F], mp;
+    uint64_t sq[2][FP_F], mul[2][FP_F];
+} fpt;
+
+static void fp_lane(uint32_t tid)
+{
+    gpursa_coop_ctx c;
+    const uint32_t sub = tid % GPURSA_COOP_LANES;
+    const int h = (int)(sub / CO_T);
+    double m[FP_L], a[FP_L], b[FP_L], r[FP_L];
+    c.lane = (int)(tid & 31u);
+    c.k = (int)(sub % CO_T);
+    c.gbase = c.lane - c.k;
+    c.mask = 0xffffffffu;
+    gpursa_fp_load(&c, m, fpt.m);
+    gpursa_fp_load(&c, a, fpt.a);
+    gpursa_fp_load(&c, b, fpt.b);
+#ifdef GPURSA_COOP_FP_SQR
+    gpursa_fp_sqr(&c, r, a, m, fpt.mp);
+#else
+    gpursa_fp_mul(&c, r, a, a, m, fpt.mp);           /* how this shape squares */
+#endif
+    for (int l = 0; l < FP_L; l++)
+        fpt.sq[h][c.k * FP_L + l] = gpursa_fp_d2u52(r[l]);
+    gpursa_fp_mul(&c, r, a, b, m, fpt.mp);
+    for (int l = 0; l < FP_L; l++)
+        fpt.mul[h][c.k * FP_L + l] = gpursa_fp_d2u52(r[l]);
+}
+
+static void fp_get(mpz_t z, const uint64_t *v)
+{
+    mpz_set_ui(z, 0);
+    for (int i = FP_F - 1; i >= 0; i--) {
+        if (v[i] >> 52 != 0)
+            ck_abort_msg("limb %d not normalised: %#llx", i, (unsigned long long)v[i]);
+        mpz_mul_2exp(z, z, 52);
+        mpz_add_ui(z, z, (unsigned long)v[i]);
+    }
+}
+
+static void fp_set(uint64_t *v, const mpz_t z)
+{
+    mpz_t t;
+    mpz_init_set(t, z);
+    for (int i = 0; i < FP_F; i++) {
+        v[i] = (uint64_t)mpz_getlimbn(t, 0) & GPURSA_FP_M52;
+        mpz_fdiv_q_2exp(t, t, 52);
+    }
+    ck_assert_int_eq(mpz_sgn(t), 0);
+    mpz_clear(t);
+}
+
+/* a^2 and a b by fp_lane modulo m (a, b < 2m): each result r of each group
+ * below 2m with r R52 = a^2, resp. a b, mod m */
+static void fp_check(const mpz_t m, const mpz_t a, const mpz_t b)
+{
+    mpz_t r, x, y;
+    mpz_inits(r, x, y, NULL);
+    fp_set(fpt.a, a);
+    fp_set(fpt.b, b);
+#ifdef GPURSA_COOP_CT
+    SECRET(fpt.m, sizeof(fpt.m));
+    SECRET(&fpt.mp, sizeof(fpt.mp));
+    SECRET(fpt.a, sizeof(fpt.a));
+    SECRET(fpt.b, sizeof(fpt.b));
+#endif
+    emu_lane_fn = fp_lane;
+    emu_run_item(NULL, 0);
+    emu_lane_fn = NULL;
+#ifdef GPURSA_COOP_CT
+    PUBLIC(&fpt, sizeof(fpt));
+#endif
+    for (int h = 0; h < 2; h++)
+        for (int op = 0; op < 2; op++) {
+            fp_get(r, op ? fpt.mul[h] : fpt.sq[h]);
+            mpz_mul_2exp(x, r, 52 * FP_F);
+            mpz_mul(y, a, op ? b : a);
+            mpz_sub(x, x, y);
+            mpz_mul_2exp(y, m, 1);
+            if (mpz_cmp(r, y) >= 0 || !mpz_divisible_p(x, m))
+                ck_abort_msg("%s, group %d: wrong", op ? "multiplication" : "squaring", h);
+        }
+    mpz_clears(r, x, y, NULL);
+}
+
+/* fpt.m, fpt.mp from key k's p (even k) or q */
+static void fp_modulus(mpz_t m, int k)
+{
+    const gpursa_rsa_keydata *kd = kds[k / 2];
+    mpz_set(m, k % 2 ? keys[k / 2].q : keys[k / 2].p);
+    memcpy(fpt.m, k % 2 ? kd->q52 : kd->p52, sizeof(fpt.m));
+    fpt.mp = k % 2 ? kd->q0inv52 : kd->p0inv52;
+}
+#endif
 
 #ifndef GPURSA_COOP_CT
 static void make_input(mpz_t c, const gt_rsa_key *kk, int k)
@@ -439,11 +548,59 @@ START_TEST(test_past_end)
 END_TEST
 
 #ifdef GPURSA_COOP_FP
+/* gpursa_fp_mul and the squaring (gpursa_fp_sqr where the shape has it) on
+ * their own, modulo both primes of each key, against GMP: every pair of edge operands (0, 1, m - 1, m, m + 1,
+ * 2m - 1, the largest below 2m whose limbs are all ones from the bottom,
+ * and a random one below 2m) and random pairs below 2m. */
+START_TEST(test_fp_mont)
+{
+    mpz_t m, e[8], b;
+    const int ne = 8, nr = gt_random_cases(40);
+    mpz_init(m);
+    mpz_init(b);
+    for (int i = 0; i < ne; i++)
+        mpz_init(e[i]);
+    for (int k = 0; k < 6; k++) {
+        fp_modulus(m, k);
+        mpz_set_ui(e[0], 0);
+        mpz_set_ui(e[1], 1);
+        mpz_sub_ui(e[2], m, 1);
+        mpz_set(e[3], m);
+        mpz_add_ui(e[4], m, 1);
+        mpz_mul_2exp(e[5], m, 1);
+        mpz_sub_ui(e[5], e[5], 1);
+        mpz_set_ui(e[6], 1);                             /* 2^j - 1 < 2m, j largest */
+        while (mpz_cmp(e[6], e[5]) <= 0)
+            mpz_mul_2exp(e[6], e[6], 1);
+        mpz_fdiv_q_2exp(e[6], e[6], 1);
+        mpz_sub_ui(e[6], e[6], 1);
+        mpz_mul_2exp(e[7], m, 1);
+        mpz_urandomm(e[7], gt_rand, e[7]);
+        for (int i = 0; i < ne * ne; i++)
+            fp_check(m, e[i / ne], e[i % ne]);
+        mpz_mul_2exp(b, m, 1);
+        for (int i = 0; i < nr; i++) {
+            mpz_mul_2exp(e[0], m, 1);
+            mpz_urandomm(e[0], gt_rand, e[0]);
+            mpz_urandomm(e[1], gt_rand, b);
+            fp_check(m, e[0], e[1]);
+        }
+    }
+    for (int i = 0; i < ne; i++)
+        mpz_clear(e[i]);
+    mpz_clear(b);
+    mpz_clear(m);
+}
+END_TEST
+#endif
+
+#ifdef GPURSA_COOP_FP
 /* The device's limb product (gpursa_fp_prod under __CUDACC__: fma_rz(a, b,
  * 2^104), then fma(a, b, 2^104 + 2^52 - hi)) done here with the C library's
  * fma in the same rounding modes, against the 128-bit product the
- * emulation uses: hi and lo must be the product's two 52-bit halves, for
- * edge limbs and random ones. And the same for q = x m' mod 2^52. */
+ * emulation uses: the bits of hi and lo must be the product's two 52-bit
+ * halves under the exponent bits of 2^104 and 2^52, for edge limbs and
+ * random ones. And the same for q = x m' mod 2^52. */
 static void fma_prod(double a, double b, uint64_t *hi, uint64_t *lo)
 {
     volatile double va = a, vb = b, h, l;
@@ -451,8 +608,8 @@ static void fma_prod(double a, double b, uint64_t *hi, uint64_t *lo)
     h = fma(va, vb, 0x1p104);
     ck_assert_int_eq(fesetround(FE_TONEAREST), 0);
     l = fma(va, vb, (0x1p104 + 0x1p52) - h);
-    *hi = gpursa_fp_bits(h) - 0x4670000000000000ull;
-    *lo = gpursa_fp_bits(l) - 0x4330000000000000ull;
+    *hi = gpursa_fp_bits(h);
+    *lo = gpursa_fp_bits(l);
 }
 
 START_TEST(test_fp_prod)
@@ -475,12 +632,12 @@ START_TEST(test_fp_prod)
         ck_assert_msg(hi == ehi && lo == elo, "product of %#llx and %#llx: fma %#llx:%#llx, exact %#llx:%#llx",
                       (unsigned long long)a, (unsigned long long)b, (unsigned long long)hi,
                       (unsigned long long)lo, (unsigned long long)ehi, (unsigned long long)elo);
-        ck_assert_uint_lt(hi, 1ull << 52);
-        ck_assert_uint_lt(lo, 1ull << 52);
+        ck_assert_uint_eq(hi & ~m52, GPURSA_FP_HI_BIAS);
+        ck_assert_uint_eq(lo & ~m52, GPURSA_FP_LO_BIAS);
         /* q: the low half of (x mod 2^52) m', x a column sum of up to 63 bits */
         uint64_t x = a | (b << 11);
         fma_prod((double)(x & m52), (double)b, &hi, &lo);
-        ck_assert_uint_eq(lo, (uint64_t)gpursa_fp_q(x, b));
+        ck_assert_uint_eq(lo & m52, (uint64_t)gpursa_fp_q(x, b));
     }
 }
 END_TEST
@@ -505,6 +662,7 @@ int main(void)
     tcase_add_test(tc, test_bad);
 #ifdef GPURSA_COOP_FP
     tcase_add_test(tc, test_fp_prod);
+    tcase_add_test(tc, test_fp_mont);
 #endif
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
@@ -579,24 +737,53 @@ START_TEST(test_ct)
 }
 END_TEST
 
-/* No fork: memcheck then follows the one process. */
+/* gpursa_fp_mul and gpursa_fp_sqr alone on secret operands, modulus and
+ * m' (key 0's p, random operands below 2m) */
+START_TEST(test_ct_fp_mont)
+{
+    mpz_t m, a, b;
+    mpz_inits(m, a, b, NULL);
+    fp_modulus(m, 0);
+    mpz_mul_2exp(b, m, 1);
+    mpz_urandomm(a, gt_rand, b);
+    mpz_urandomm(b, gt_rand, b);
+    fp_check(m, a, b);
+    mpz_clears(m, a, b, NULL);
+}
+END_TEST
+
+/* No fork: memcheck then follows the one process. With
+ * GPURSA_COOP_CT_MONT (the FP64 lane shapes other than RSA-2048's) only
+ * the multiplication and squaring: a whole operation of 3072 or 4096 bits
+ * takes minutes under memcheck, and the rest of the item is the same code
+ * at every shape. */
 int main(void)
 {
     gt_init();
+#ifdef GPURSA_COOP_CT_MONT
+    keys_n = 1;                          /* key generation is slow under memcheck */
+#endif
     keys_make();
     Suite *s = suite_create("gpu_coop_ct");
     TCase *tc = tcase_create("ct");
     tcase_set_timeout(tc, 1200);
+#ifdef GPURSA_COOP_FP
+    tcase_add_test(tc, test_ct_fp_mont);
+#endif
+#ifndef GPURSA_COOP_CT_MONT
     tcase_add_loop_test(tc, test_ct, 0, 1);
     if (getenv("GPURSA_CT_ALL_KEYS") != NULL)       /* ~90 s more under memcheck */
         tcase_add_loop_test(tc, test_ct, 2, 3);
+#else
+    (void)test_ct;
+#endif
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < keys_n; k++) {
         gpursa_keyconv_cleanse(kds[k], sizeof(*kds[k]));
         free(kds[k]);
         gt_rsa_key_free(&keys[k]);
