@@ -48,7 +48,8 @@
  * most of these tests' time, so on x86-64 a switch is a few instructions
  * (emu_switch below: the callee-saved registers, the FP control words and
  * the stack pointer). Under ASan or TSan, which track stacks and intercept
- * swapcontext, and on other machines, the ucontext calls do it. */
+ * swapcontext, in builds for shadow stacks (-fcf-protection), and on other
+ * machines, the ucontext calls do it. */
 #define EMU_N GPURSA_COOP_LANES
 #ifdef GPURSA_COOP_CT
 /* tells memcheck that a coroutine's stack is a stack (test_ct) */
@@ -65,7 +66,12 @@
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define EMU_SANITIZED 1
 #endif
-#if defined(__x86_64__) && defined(__ELF__) && !defined(EMU_SANITIZED)
+/* __CET__ bit 2: built for shadow stacks, which a return onto a stack the
+ * switch made would violate; glibc's swapcontext keeps them right */
+#if defined(__CET__) && (__CET__ & 2)
+#define EMU_SHADOW_STACK 1
+#endif
+#if defined(__x86_64__) && defined(__ELF__) && !defined(EMU_SANITIZED) && !defined(EMU_SHADOW_STACK)
 #define EMU_FAST_SWITCH 1
 #endif
 #define EMU_STACK_SIZE (1 << 16)
