@@ -588,7 +588,7 @@ GPURSA_COOP_FN void gpursa_fp_prod(double a, double b, uint64_t *hi, uint64_t *l
  * less 2^52 (exact; a conversion instruction is slower) */
 GPURSA_COOP_FN double gpursa_fp_u52(uint64_t v)
 {
-    return gpursa_fp_from_bits(v | 0x4330000000000000ull) - 0x1p52;
+    return gpursa_fp_from_bits(v | GPURSA_FP_LO_BIAS) - 0x1p52;
 }
 
 /* ... and back (x an integer below 2^52). Not a conversion instruction:
@@ -596,7 +596,7 @@ GPURSA_COOP_FN double gpursa_fp_u52(uint64_t v)
  * host emulation must not do with secrets (test_gpu_coop_ct). */
 GPURSA_COOP_FN uint64_t gpursa_fp_d2u52(double x)
 {
-    return gpursa_fp_bits(x + 0x1p52) - 0x4330000000000000ull;
+    return gpursa_fp_bits(x + 0x1p52) - GPURSA_FP_LO_BIAS;
 }
 
 /* q = x m' mod 2^52 (x: a column), as a double. By an integer multiply:

@@ -297,6 +297,15 @@ static void keys_make(void)
     }
 }
 
+static void keys_free(void)
+{
+    for (int s = 0; s < keys_n; s++) {
+        gpursa_keyconv_cleanse(kds[s], sizeof(*kds[s]));
+        free(kds[s]);
+        gt_rsa_key_free(&keys[s]);
+    }
+}
+
 #ifdef GPURSA_COOP_FP
 #ifdef GPURSA_COOP_CT
 #include "tests/gpu/gpu_ct.h"
@@ -675,11 +684,7 @@ int main(void)
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    for (int i = 0; i < 3; i++) {
-        gpursa_keyconv_cleanse(kds[i], sizeof(*kds[i]));
-        free(kds[i]);
-        gt_rsa_key_free(&keys[i]);
-    }
+    keys_free();
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
@@ -789,11 +794,7 @@ int main(void)
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    for (int k = 0; k < keys_n; k++) {
-        gpursa_keyconv_cleanse(kds[k], sizeof(*kds[k]));
-        free(kds[k]);
-        gt_rsa_key_free(&keys[k]);
-    }
+    keys_free();
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 #endif /* GPURSA_COOP_CT */
