@@ -14,11 +14,17 @@
  * every timed batch is compared with it, and every in-kernel check status
  * must be OK: a wrong or faulted result makes the run fail (exit 1).
  *
- * Two batches are kept in flight so that packing and verifying one overlaps
- * the other's transfers and kernel; ops/s is items over wall time. The
+ * Four batches (--inflight) are kept in flight so that the copies, packing
+ * and wipes of each, and this thread's checking and refilling, overlap the
+ * others' kernels (the provider's queue keeps up to 16 a device: README,
+ * device_batches); with two, RSA-2048 at 65,536 items ran 16 % slower,
+ * its kernel alone and this thread's time per batch unchanged
+ * (bench/RESULTS.md). ops/s is items over wall time,
+ * and host_ms what this thread spends per batch between a batch's wait and
+ * the next submit (checking, refilling, staging). The
  * kernel and transfer times (CUDA events, from the backend) are those of one
  * more batch run alone after the timed ones (kernel_op/s = batch / its
- * kernel time), since two batches in flight share the GPU.
+ * kernel time), since batches in flight share the GPU.
  */
 #include "config.h"
 
@@ -343,8 +349,13 @@ typedef struct {
     int busy;
 } bench_slot;
 
+/* Batches in flight at most (--inflight) */
+#define BENCH_MAX_INFLIGHT 4
+
 typedef struct {
     double wall;                              /* seconds, the timed batches */
+    double host;                              /* seconds of it spent here between a batch's
+                                               * wait and the next submit, all batches */
     double kernel, copy_in, copy_out;         /* seconds, one batch run alone */
     size_t items, batches, bad, faults;
 } bench_result;
@@ -406,9 +417,9 @@ static int run_gpu(const bench_opts *o, const gpursa_gpu_backend_ops *ops, gpurs
                    int bits, bench_key *keys, int nkeys, const bench_pool *p, size_t batch,
                    const char *label, bench_result *res)
 {
-    bench_slot s[2];
-    size_t nb = (size_t)bits / 8, offset = 0, sub_off[2] = {0, 0};
-    double t0, tend, kt, ci, co;
+    bench_slot s[BENCH_MAX_INFLIGHT];
+    size_t nb = (size_t)bits / 8, offset = 0, sub_off[BENCH_MAX_INFLIGHT] = {0};
+    double t0, tend, kt, ci, co, th;
     int i, rc = 0, cur;
 
     memset(res, 0, sizeof(*res));
@@ -438,12 +449,15 @@ static int run_gpu(const bench_opts *o, const gpursa_gpu_backend_ops *ops, gpurs
     t0 = now_s();
     tend = t0 + o->seconds;
     cur = 0;
-    /* Keep two batches in flight; stop submitting when time is up, after at
-     * least two timed batches. */
+    /* Keep o->inflight batches in flight, taken in turn; stop submitting
+     * when time is up, after at least two timed batches, and collect the
+     * ones still in flight. */
     for (;;) {
         bench_slot *sl = &s[cur];
+        th = 0.0;
         if (sl->busy) {
             rc = ops->batch_wait(sl->b);
+            th = now_s();
             if (rc != GPURSA_GPU_OK) {
                 fprintf(stderr, "gpursa-bench: batch_wait: %s\n", gpursa_gpu_rc_string(rc));
                 goto out;
@@ -457,9 +471,12 @@ static int run_gpu(const bench_opts *o, const gpursa_gpu_backend_ops *ops, gpurs
             progress(o, label, (now_s() - t0) / o->seconds);
         }
         if (now_s() >= tend && res->batches >= 2) {
-            if (o->inflight == 1 || !s[cur ^ 1].busy)
+            int busy = 0;
+            for (i = 0; i < o->inflight; i++)
+                busy |= s[i].busy;
+            if (!busy)
                 break;
-            cur ^= 1;
+            cur = (cur + 1) % o->inflight;
             continue;
         }
         offset = (offset + 7919) % p->count;  /* vary which pool entries go where */
@@ -471,8 +488,9 @@ static int run_gpu(const bench_opts *o, const gpursa_gpu_backend_ops *ops, gpurs
             goto out;
         }
         sl->busy = 1;
-        if (o->inflight == 2)
-            cur ^= 1;
+        if (th > 0.0)
+            res->host += now_s() - th;
+        cur = (cur + 1) % o->inflight;
     }
     res->wall = now_s() - t0;
     /* Kernel and copy times of one batch alone: with two in flight their
@@ -488,7 +506,7 @@ static int run_gpu(const bench_opts *o, const gpursa_gpu_backend_ops *ops, gpurs
     if (o->tty)
         fprintf(stderr, "\r%*s\r", 72, "");
 out:
-    for (i = 0; i < 2; i++) {
+    for (i = 0; i < BENCH_MAX_INFLIGHT; i++) {
         if (s[i].busy)
             (void)ops->batch_wait(s[i].b);
         if (s[i].b != NULL)
@@ -518,7 +536,7 @@ static void usage(FILE *f)
             "  --threads T             CPU threads for the default provider (default: all cores)\n"
             "  --no-cpu                skip the default-provider measurement\n"
             "  --device I              device index (default 0)\n"
-            "  --inflight 1|2          batches in flight (default 2: copies overlap compute)\n"
+            "  --inflight N            batches in flight, 1 to 4 (default 4: copies overlap compute)\n"
             "  --csv FILE              append one CSV row per point\n");
 }
 
@@ -589,7 +607,7 @@ static void parse_opts(int argc, char **argv, bench_opts *o)
     o->keys = 1;
     o->pool = 1024;
     o->threads = nproc > 0 ? (int)nproc : 1;
-    o->inflight = 2;
+    o->inflight = BENCH_MAX_INFLIGHT;
     o->tty = isatty(2);
     while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
         switch (c) {
@@ -619,7 +637,7 @@ static void parse_opts(int argc, char **argv, bench_opts *o)
     }
     if (o->batch == 0 || o->max_batch == 0 || o->seconds <= 0 || o->keys < 1
         || o->keys > BENCH_MAX_KEYS || o->pool < 3 || o->threads < 1 || o->inflight < 1
-        || o->inflight > 2) {
+        || o->inflight > BENCH_MAX_INFLIGHT) {
         usage(stderr);
         exit(2);
     }
@@ -704,8 +722,9 @@ int main(int argc, char **argv)
                     break;
                 }
             }
-            printf("RSA-%d on %s\n%10s %10s %12s %10s %10s %10s %12s %s\n", bits, desc, "batch",
-                   "batches", "ops/s", "kernel_ms", "in_ms", "out_ms", "kernel_op/s", "verified");
+            printf("RSA-%d on %s\n%10s %10s %12s %10s %10s %10s %12s %10s %s\n", bits, desc, "batch",
+                   "batches", "ops/s", "kernel_ms", "in_ms", "out_ms", "kernel_op/s", "host_ms",
+                   "verified");
             for (batch = o.sweep ? 1 : o.batch; rc == GPURSA_GPU_OK && batch <= (o.sweep ? o.max_batch : o.batch);
                  batch *= 2) {
                 bench_result r;
@@ -724,8 +743,8 @@ int main(int argc, char **argv)
                 ims = r.copy_in * 1e3;
                 oms = r.copy_out * 1e3;
                 krate = r.kernel > 0 ? batch / r.kernel : 0.0;
-                printf("%10zu %10zu %12.0f %10.3f %10.3f %10.3f %12.0f %s\n", batch, r.batches, rate,
-                       kms, ims, oms, krate,
+                printf("%10zu %10zu %12.0f %10.3f %10.3f %10.3f %12.0f %10.3f %s\n", batch, r.batches, rate,
+                       kms, ims, oms, krate, r.batches > 0 ? r.host / (double)r.batches * 1e3 : 0.0,
                        r.bad == 0 && r.faults == 0 ? "all OK" : "FAILED");
                 fflush(stdout);
                 if (r.bad != 0 || r.faults != 0) {
