@@ -17,14 +17,13 @@
  * Four batches (--inflight) are kept in flight so that the copies, packing
  * and wipes of each, and this thread's checking and refilling, overlap the
  * others' kernels (the provider's queue keeps up to 16 a device: README,
- * device_batches); with two, RSA-2048 at 65,536 items ran 16 % slower,
- * its kernel alone and this thread's time per batch unchanged
- * (bench/RESULTS.md). ops/s is items over wall time,
- * and host_ms what this thread spends per batch between a batch's wait and
- * the next submit (checking, refilling, staging). The
- * kernel and transfer times (CUDA events, from the backend) are those of one
- * more batch run alone after the timed ones (kernel_op/s = batch / its
- * kernel time), since batches in flight share the GPU.
+ * device_batches); with two, RSA-2048 at 65,536 items ran 16 % slower, its
+ * kernel alone and this thread's time per batch unchanged (bench/RESULTS.md).
+ * ops/s is items over wall time, and host_ms what this thread spends per
+ * batch between a batch's wait and the next submit (checking, refilling,
+ * staging). The kernel and transfer times (CUDA events, from the backend)
+ * are those of one more batch run alone after the timed ones (kernel_op/s =
+ * batch / its kernel time), since batches in flight share the GPU.
  */
 #include "config.h"
 
@@ -493,8 +492,8 @@ static int run_gpu(const bench_opts *o, const gpursa_gpu_backend_ops *ops, gpurs
         cur = (cur + 1) % o->inflight;
     }
     res->wall = now_s() - t0;
-    /* Kernel and copy times of one batch alone: with two in flight their
-     * kernels share the GPU and each one's events span both. */
+    /* Kernel and copy times of one batch alone: batches in flight share the
+     * GPU, and each one's events span the others' kernels. */
     slot_fill(&s[0], p, keys, nkeys, nb, batch, 0);
     if ((rc = ops->batch_submit(s[0].b, s[0].items, batch)) != GPURSA_GPU_OK
         || (rc = ops->batch_wait(s[0].b)) != GPURSA_GPU_OK) {

@@ -564,9 +564,10 @@ END_TEST
 
 #ifdef GPURSA_COOP_FP
 /* gpursa_fp_mul and the squaring (gpursa_fp_sqr where the shape has it) on
- * their own, modulo both primes of each key, against GMP: every pair of edge operands (0, 1, m - 1, m, m + 1,
- * 2m - 1, the largest below 2m whose limbs are all ones from the bottom,
- * and a random one below 2m) and random pairs below 2m. */
+ * their own, modulo both primes of each key, against GMP: every pair of
+ * edge operands (0, 1, m - 1, m, m + 1, 2m - 1, the largest below 2m whose
+ * limbs are all ones from the bottom, and a random one below 2m) and random
+ * pairs below 2m. */
 START_TEST(test_fp_mont)
 {
     mpz_t m, e[8], b;

@@ -500,10 +500,10 @@ tls_settle_fds() {
 #    exactly after each (every connection and gpursa's eventfd per connection is closed by
 #    then). Memory: a leak is VmRSS growing by more than TLS_RSS_SLACK_KB/3 (default
 #    384 KiB, 1.3 KiB per handshake) in each of the three windows, or by more than three
-#    times TLS_RSS_SLACK_KB (default 1152 KiB) over the 900. Pools still reaching their peak grow less and
-#    less and the allocator's noise goes both ways (measured here per window of 300: HAProxy
-#    with gpursa +120..+330 KiB, falling to ~0 after 2,000 handshakes; stock HAProxy
-#    -360..+670 KiB; nginx 0..+310 KiB), while anything a leaking handshake would lose
+#    times TLS_RSS_SLACK_KB (default 1152 KiB) over the 900. Pools still reaching their
+#    peak grow less and less and the allocator's noise goes both ways (measured here per
+#    window of 300: HAProxy with gpursa +120..+330 KiB, falling to ~0 after 2,000
+#    handshakes; stock HAProxy -360..+670 KiB; nginx 0..+310 KiB), while anything a leaking handshake would lose
 #    exceeds it: an SSL object (~6 KiB with its buffers), a copy of the key with its
 #    BIGNUMs (~2 KiB for RSA-2048), an ASYNC job with its stack (32 KiB). Checked: 2 KiB
 #    leaked per SSL_new (an LD_PRELOAD shim) grew HAProxy by 2,244 KiB and nginx by 2,268
