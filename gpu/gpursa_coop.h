@@ -878,7 +878,12 @@ GPURSA_COOP_FN void gpursa_fp_load(const gpursa_coop_ctx *c, double *r, const ui
         r[l] = gpursa_fp_u52(v[c->k * FP_L + l]);
 }
 
-/* r = table entry idx (secret): every entry read, the one kept by mask */
+/* The window table: entry k's limb l at GPURSA_FP_TIX(k, l). Limb-major,
+ * so that entries 2i and 2i + 1 of a limb are one aligned 16-byte load. */
+#define GPURSA_FP_TIX(k, l) ((l) * (1 << GPURSA_COOP_W) + (k))
+
+/* r = table entry idx (secret): every entry read, the one kept by mask;
+ * two entries a load */
 GPURSA_COOP_FN void gpursa_fp_table_select(double *r, const double *table, uint32_t idx)
 {
     uint64_t v[FP_L];
@@ -886,24 +891,33 @@ GPURSA_COOP_FN void gpursa_fp_table_select(double *r, const double *table, uint3
     for (int l = 0; l < FP_L; l++)
         v[l] = 0;
     GPURSA_COOP_ROLLED
-    for (int k = 0; k < (1 << GPURSA_COOP_W); k++) {
-        uint64_t mask = 0 - (uint64_t)(((uint64_t)(idx ^ (uint32_t)k) - 1) >> 63);
+    for (int k = 0; k < (1 << GPURSA_COOP_W); k += 2) {
+        uint64_t m0 = 0 - (uint64_t)(((uint64_t)(idx ^ (uint32_t)k) - 1) >> 63);
+        uint64_t m1 = 0 - (uint64_t)(((uint64_t)(idx ^ (uint32_t)(k + 1)) - 1) >> 63);
         GPURSA_COOP_UNROLL
-        for (int l = 0; l < FP_L; l++)
-            v[l] |= gpursa_fp_bits(table[k * FP_L + l]) & mask;
+        for (int l = 0; l < FP_L; l++) {
+#ifdef __CUDACC__
+            const double2 e = *(const double2 *)&table[GPURSA_FP_TIX(k, l)];
+            v[l] |= (gpursa_fp_bits(e.x) & m0) | (gpursa_fp_bits(e.y) & m1);
+#else
+            v[l] |= (gpursa_fp_bits(table[GPURSA_FP_TIX(k, l)]) & m0)
+                    | (gpursa_fp_bits(table[GPURSA_FP_TIX(k + 1, l)]) & m1);
+#endif
+        }
     }
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++)
         r[l] = gpursa_fp_from_bits(v[l]);
 }
 
-/* The contract of gpursa_coop_exp (x and r in Montgomery form mod m, R =
- * 2^(32 H), fully reduced; d over all 32 H bits) on FP64 limbs. m52, one52
- * (R52 mod m), in52 (R52^2 / R mod m): the key's constants, F limbs each;
- * mp: -m^-1 mod 2^52. */
+/* r = x^d R^(1 - d) mod m, that is the contract of gpursa_coop_exp (x in
+ * Montgomery form mod m, R = 2^(32 H), fully reduced; d over all 32 H bits)
+ * before its result's conversion into Montgomery form, which the caller
+ * does (r <= m, and r = m only for x = 0 mod m). m52, one52 (R52 mod m),
+ * in52 (R52^2 / R mod m): the key's constants, F limbs each; mp: -m^-1 mod
+ * 2^52. */
 GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, const uint32_t *x,
-                                  const uint32_t *d, const uint32_t *m, uint32_t m0inv, const uint32_t *rrr,
-                                  const uint64_t *m52, uint64_t mp52, const uint64_t *one52,
+                                  const uint32_t *d, const uint64_t *m52, uint64_t mp52, const uint64_t *one52,
                                   const uint64_t *in52)
 {
     /* Every lane of the warp comes here (gpursa_coop_item), and nothing in
@@ -919,6 +933,9 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, co
     const int bits = 32 * CO_H, W = GPURSA_COOP_W;
     const uint64_t mp = mp52;
     double fm[FP_L], xf[FP_L], rf[FP_L], t[FP_L], sel[FP_L];
+#ifdef __CUDACC__
+    __align__(16)
+#endif
     double table[(1 << GPURSA_COOP_W) * FP_L];
     gpursa_fp_load(c, fm, m52);
     gpursa_fp_load(c, t, in52);
@@ -927,15 +944,15 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, co
     gpursa_fp_load(c, t, one52);
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++) {
-        table[l] = t[l];
-        table[FP_L + l] = t[l] = xf[l];
+        table[GPURSA_FP_TIX(0, l)] = t[l];
+        table[GPURSA_FP_TIX(1, l)] = t[l] = xf[l];
     }
     GPURSA_COOP_ROLLED
     for (int k = 2; k < (1 << W); k++) {                     /* t = x^k */
         gpursa_fp_mul(c, t, t, xf, fm, mp);
         GPURSA_COOP_UNROLL
         for (int l = 0; l < FP_L; l++)
-            table[k * FP_L + l] = t[l];
+            table[GPURSA_FP_TIX(k, l)] = t[l];
     }
     int pos = bits - W;
     gpursa_fp_table_select(rf, table, gpursa_exp_window(d, bits, pos, W));
@@ -963,7 +980,6 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, co
         t[l] = c->k == 0 && l == 0 ? 1.0 : 0.0;
     gpursa_fp_mul(c, rf, rf, t, fm, mp);                     /* x^d mod m, <= m */
     gpursa_fp_to32(c, r, rf);
-    gpursa_coop_to_mont(c, r, r, NULL, m, m0inv, rrr);       /* x^d R mod m */
     GPURSA_COOP_UNROLL
     for (int l = 0; l < (1 << GPURSA_COOP_W) * FP_L; l++)
         ((volatile double *)table)[l] = 0;
@@ -1023,6 +1039,16 @@ GPURSA_COOP_FN uint32_t gpursa_coop_lt_n(const gpursa_coop_ctx *c, const uint32_
 
 /* ---- the whole operation --------------------------------------------------------- */
 
+/* p, which the compiler must take as a new pointer, so that loads through
+ * it are not merged with earlier loads of the same memory */
+GPURSA_COOP_FN const void *gpursa_coop_opaque(const void *p)
+{
+#ifdef __CUDACC__
+    asm volatile("" : "+l"(p));
+#endif
+    return p;
+}
+
 /* One thread's part of one private operation; tid = the thread's global
  * index. Every thread of a warp must call it (lanes past the end work on the
  * last item and store nothing), since all of them take part in the shuffles. */
@@ -1068,8 +1094,16 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
     gpursa_coop_exp_public(&c, z, x, kd->e, m, m0inv);
     gpursa_coop_mul(&c, y, y, z, m, m0inv);
 #ifdef GPURSA_COOP_FP
-    gpursa_fp_exp(&c, x, y, dexp, m, m0inv, rrr, h ? kd->q52 : kd->p52, h ? kd->q0inv52 : kd->p0inv52,
+    gpursa_fp_exp(&c, x, y, dexp, h ? kd->q52 : kd->p52, h ? kd->q0inv52 : kd->p0inv52,
                   h ? kd->q_fone : kd->p_fone, h ? kd->q_fin : kd->p_fin);
+    /* The 32-bit modulus and R^3 mod m are loaded again, through a pointer
+     * the compiler cannot see through: else it keeps the first load's
+     * values in registers across the exponentiation, registers that the
+     * FP64 loop needs. */
+    kd = (const gpursa_rsa_keydata *)gpursa_coop_opaque(kd);
+    gpursa_coop_load(&c, m, h ? kd->q : kd->p);
+    gpursa_coop_load(&c, rrr, h ? kd->q_rrr : kd->p_rrr);
+    gpursa_coop_to_mont(&c, x, x, NULL, m, m0inv, rrr);                  /* x^d R mod m */
 #else
     gpursa_coop_exp(&c, x, y, dexp, m, m0inv, one, table);
 #endif

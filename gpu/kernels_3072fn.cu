@@ -7,6 +7,7 @@
 #define GPURSA_COOP_L 6
 #define GPURSA_COOP_FP 1
 #define GPURSA_COOP_FP_SQR 1   /* squarings by gpursa_fp_sqr */
+#define GPURSA_COOP_ONE_BLOCK 1
 #include "gpu/kernels_coop.cuh"
 
 GPURSA_COOP_EXPORT(gpursa_cuda_launch_3072_fpn, gpursa_cuda_regs_3072_fpn)

@@ -6,6 +6,7 @@
 #define GPURSA_COOP_H 64
 #define GPURSA_COOP_L 8
 #define GPURSA_COOP_FP 1
+#define GPURSA_COOP_ONE_BLOCK 1
 #include "gpu/kernels_coop.cuh"
 
 GPURSA_COOP_EXPORT(gpursa_cuda_launch_4096_fpn, gpursa_cuda_regs_4096_fpn)
