@@ -6,6 +6,7 @@
 #define GPURSA_COOP_H 64
 #define GPURSA_COOP_L 8
 #define GPURSA_COOP_FP 1
+#define GPURSA_COOP_FP_SQR 1   /* squarings by gpursa_fp_sqr */
 #define GPURSA_COOP_ONE_BLOCK 1
 #include "gpu/kernels_coop.cuh"
 

@@ -15,8 +15,8 @@
  * left to the compiler at 256-thread blocks: 64-thread blocks shorten a lone
  * batch but cost a third of the rate under MPS, and a minimum of resident
  * blocks costs spills (doc/performance-notes.md, "Kernels"). A file whose
- * kernel runs only loads that give each SM at most one block (the 16-lane
- * FP64 kernels, up to 2,048 items in flight: 128 blocks) sets
+ * kernel runs only loads that give each SM at most one block (the FP64
+ * kernels of 8 lanes a half, up to 2,048 items in flight: 128 blocks) sets
  * GPURSA_COOP_ONE_BLOCK: then ptxas may take every register it can use for
  * one block an SM, where on its own it aims at more blocks and spills. */
 #define GPURSA_COOP_THREADS 256
