@@ -910,11 +910,11 @@ GPURSA_COOP_FN void gpursa_fp_table_select(double *r, const double *table, uint3
         r[l] = gpursa_fp_from_bits(v[l]);
 }
 
-/* r = x^d R^(1 - d) mod m, that is the contract of gpursa_coop_exp (x in
- * Montgomery form mod m, R = 2^(32 H), fully reduced; d over all 32 H bits)
- * before its result's conversion into Montgomery form, which the caller
- * does (r <= m, and r = m only for x = 0 mod m). m52, one52 (R52 mod m),
- * in52 (R52^2 / R mod m): the key's constants, F limbs each; mp: -m^-1 mod
+/* r = (x / R)^d mod m: the contract of gpursa_coop_exp (x in Montgomery
+ * form mod m, R = 2^(32 H), fully reduced; d over all 32 H bits) without
+ * its result's conversion into Montgomery form, which the caller does (r
+ * <= m, and r = m only for x = 0 mod m). m52, one52 (R52 mod m), in52
+ * (R52^2 / R mod m): the key's constants, F limbs each; mp: -m^-1 mod
  * 2^52. */
 GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, const uint32_t *x,
                                   const uint32_t *d, const uint64_t *m52, uint64_t mp52, const uint64_t *one52,
