@@ -503,19 +503,20 @@ tls_settle_fds() {
 #    times TLS_RSS_SLACK_KB (default 1152 KiB) over the 900. Pools still reaching their
 #    peak grow less and less and the allocator's noise goes both ways (measured here per
 #    window of 300: HAProxy with gpursa +120..+330 KiB, falling to ~0 after 2,000
-#    handshakes; stock HAProxy -360..+670 KiB; nginx 0..+310 KiB), while anything a leaking handshake would lose
-#    exceeds it: an SSL object (~6 KiB with its buffers), a copy of the key with its
-#    BIGNUMs (~2 KiB for RSA-2048), an ASYNC job with its stack (32 KiB). Checked: 2 KiB
-#    leaked per SSL_new (an LD_PRELOAD shim) grew HAProxy by 2,244 KiB and nginx by 2,268
-#    to 2,840 KiB over the three windows; leaking whole SSL objects, by ~10 MiB a window.
+#    handshakes; stock HAProxy -360..+670 KiB; nginx 0..+310 KiB), while anything a
+#    leaking handshake would lose exceeds it: an SSL object (~6 KiB with its buffers), a
+#    copy of the key with its BIGNUMs (~2 KiB for RSA-2048), an ASYNC job with its stack
+#    (32 KiB). Checked: 2 KiB leaked per SSL_new (an LD_PRELOAD shim) grew HAProxy by
+#    2,244 KiB and nginx by 2,268 to 2,840 KiB over the three windows; leaking whole SSL
+#    objects, by ~10 MiB a window.
 # 2. 128 misbehaving connections (tls-abuse.py: hang-ups before, during and after the
 #    ClientHello, resets, garbage). The server must stay up and still do handshakes, and
-#    the fds must again come back to the warm count. Memory must stay within the same
-#    limit for nginx; not for HAProxy: when a client leaves while its handshake's ASYNC job is paused in gpursa,
-#    HAProxy frees the SSL object without resuming the job, so OpenSSL's job, its stack
-#    and what the stack holds stay allocated (haproxy issue 3453; the same with QAT).
-#    Those jobs also keep gpursa referenced, so it may not unload at exit and its stats
-#    line may be missing; nginx has no async mode and must print it.
+#    the fds must again come back to the warm count. Memory must stay within the same limit
+#    for nginx; not for HAProxy: when a client leaves while its handshake's ASYNC job is
+#    paused in gpursa, HAProxy frees the SSL object without resuming the job, so OpenSSL's
+#    job, its stack and what the stack holds stay allocated (haproxy issue 3453; the same
+#    with QAT). Those jobs also keep gpursa referenced, so it may not unload at exit and
+#    its stats line may be missing; nginx has no async mode and must print it.
 tls_test_abuse_and_leaks() {
     local fd0 fd rss0 rss rss_warm win growth min_growth= slack=${TLS_RSS_SLACK_KB:-1152} min_ops=1300
     tls_start
