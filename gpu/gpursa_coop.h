@@ -523,6 +523,9 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  * than gpursa_fp_mul; without it they run gpursa_fp_mul (x x), and the
  * window loop holds one copy of the multiplication loop instead of two. Set
  * where it is the faster of the two (doc/performance-notes.md, "Kernels").
+ * With GPURSA_COOP_FP_EARLY (likewise) lane 0 takes each step's carry from
+ * its column before m_0 q is added, which shortens the chain from q to the
+ * next step's column for two more instructions a step.
  *
  * Constant time as the 32-bit path: control flow and the limbs' positions
  * are public; the table is read whole; the FP64 operations' operands are
@@ -601,10 +604,31 @@ GPURSA_COOP_FN uint64_t gpursa_fp_d2u52(double x)
 
 /* q = x m' mod 2^52 (x: a column), as a double. By an integer multiply:
  * its chain is shorter than the FP64 product's, and q is on the critical
- * path of every step (the FP64 form measured no faster, bench/RESULTS.md) */
+ * path of every step (the FP64 form measured no faster, bench/RESULTS.md).
+ * Only the low 52 bits of x m' are formed: the high word takes two 32-bit
+ * products, and one three-input LOP3 both masks it and sets the exponent
+ * bits that gpursa_fp_u52 would OR in. */
 GPURSA_COOP_FN double gpursa_fp_q(uint64_t x, uint64_t mp)
 {
-    return gpursa_fp_u52((x * mp) & GPURSA_FP_M52);
+    const uint32_t xl = (uint32_t)x, ml = (uint32_t)mp;
+    const uint64_t p = (uint64_t)xl * ml;
+    uint32_t h = (uint32_t)(p >> 32) + xl * (uint32_t)(mp >> 32) + (uint32_t)(x >> 32) * ml;
+#ifdef __CUDACC__
+    asm("lop3.b32 %0, %0, 0xfffff, 0x43300000, 0xea;" : "+r"(h));   /* (h & b) | c */
+#else
+    h = (h & (uint32_t)(GPURSA_FP_M52 >> 32)) | (uint32_t)(GPURSA_FP_LO_BIAS >> 32);
+#endif
+    return gpursa_fp_from_bits((uint64_t)h << 32 | (uint32_t)p) - 0x1p52;
+}
+
+/* x >> s for s <= 32 (0 for s = 32): one funnel shift on the GPU */
+GPURSA_COOP_FN uint32_t gpursa_fp_shr(uint32_t x, uint32_t s)
+{
+#ifdef __CUDACC__
+    return __funnelshift_rc(x, 0u, s);
+#else
+    return s < 32 ? x >> s : 0u;
+#endif
 }
 
 GPURSA_COOP_FN uint64_t gpursa_fp_shfl64(const gpursa_coop_ctx *c, uint64_t v, int src)
@@ -720,16 +744,21 @@ GPURSA_COOP_FN void gpursa_fp_mont(const gpursa_coop_ctx *c, double *r, const do
                                    const double *m, uint64_t mp, int sq)
 {
     uint64_t acc[FP_L + 1];
-    const int top = c->k == CO_T - 1;
-#ifdef GPURSA_COOP_FP_SQR
-    const uint32_t lane0 = c->k == 0 ? 0xffffffffu : 0u;
-#else
+    /* Constant per lane, so that no step selects by lane: only lane 0
+     * carries out of its column 0 (a shift by 32 gives the other lanes
+     * none), and the shift down is a rotation of the group, in which the
+     * top lane takes lane 0's column 0: 0 mod 2^52, and its high word (the
+     * carry and the bias) cleared by keep, so 0. */
+    const uint32_t cshift = c->k == 0 ? 20u : 32u;
+    const uint64_t keep = c->k == 0 ? 0xffffffffull : ~0ull;
+    const int below = c->gbase + (c->k + 1) % CO_T;
+#ifndef GPURSA_COOP_FP_SQR
     /* Multiplications only (sq is 0): every step adds the same bias, and
-     * lane 0 counts it down from one step to the next. This form keeps the
-     * unbias off the chain that leads to q (ptxas schedules that chain
-     * tighter: doc/performance-notes.md, "Kernels"). */
-    const uint64_t unbias_step = c->k == 0 ? GPURSA_FP_STEP_B << 52 : 0;
-    uint64_t unbias = c->k == 0 ? 0 - ((2 * GPURSA_FP_LO_B) << 52) : 0;
+     * the unbias of lane 0's leaving column (its high word) counts down
+     * from one step to the next. This form keeps the unbias off the chain
+     * that leads to q (ptxas schedules that chain tighter:
+     * doc/performance-notes.md, "Kernels"). */
+    uint32_t ub = 0u - (uint32_t)((2 * GPURSA_FP_LO_B) << 20);
 #endif
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++)
@@ -738,13 +767,14 @@ GPURSA_COOP_FN void gpursa_fp_mont(const gpursa_coop_ctx *c, double *r, const do
     for (int i0 = 0; i0 < CO_T; i0++) {
         GPURSA_COOP_UNROLL
         for (int j = 0; j < FP_L; j++) {
-            uint64_t hi, lo, up = 0, down, carry;
+            uint64_t hi, lo, up = 0, down;
+            uint32_t carry;
             double bj = gpursa_fp_shfl(c, b[j], c->gbase + i0), q;
 #ifdef GPURSA_COOP_FP_SQR
             /* the bias of the column that leaves lane 0 at this step: full
              * periods for i0, then steps 0..j of this one (at positions j..0;
              * position 0 takes lo halves only) */
-            uint64_t bias0 = GPURSA_FP_LO_B * (1 + gpursa_fp_w(sq, j, 0)), unbias;
+            uint64_t bias0 = GPURSA_FP_LO_B * (1 + gpursa_fp_w(sq, j, 0));
             uint32_t ub;
             GPURSA_COOP_UNROLL
             for (int u = 0; u < j; u++)
@@ -767,27 +797,35 @@ GPURSA_COOP_FN void gpursa_fp_mont(const gpursa_coop_ctx *c, double *r, const do
 #ifdef GPURSA_COOP_FP_SQR
             ub = (uint32_t)i0 * (uint32_t)(0u - (gpursa_fp_bias_period(sq, j) << 20))
                  + (uint32_t)(0u - (bias0 << 20));
-            unbias = (uint64_t)(ub & lane0) << 32;
 #endif
-            up = unbias;
+#ifdef GPURSA_COOP_FP_EARLY
+            /* lane 0's carry before m_0 q is added, off the chain from q to
+             * the next column: that half makes the column a multiple of
+             * 2^52, so the carry is the unbiased column rounded up (ub
+             * counts the bias of m_0 q's lo half, not in the column yet) */
+            carry = gpursa_fp_shr((uint32_t)((acc[0] + ((uint64_t)ub << 32)
+                                              + ((GPURSA_FP_LO_B << 52) + GPURSA_FP_M52)) >> 32), cshift);
+#endif
+            up = 0;
             GPURSA_COOP_UNROLL
             for (int l = 0; l < FP_L; l++) {
                 gpursa_fp_prod(m[l], q, &hi, &lo);
                 acc[l] += lo + up;
                 up = hi;
             }
-            /* lane 0's column 0 is now 0 mod 2^52 and free of its bias:
-             * shift down one column */
-            down = gpursa_fp_shfl64(c, acc[0], top ? c->lane : c->lane + 1);
-            down = top ? 0 : down;
-            carry = c->k == 0 ? acc[0] >> 52 : 0;
+            /* lane 0's column 0 is now 0 mod 2^52: its carry is the bits
+             * above, less the bias; then every lane shifts down one column */
+#ifndef GPURSA_COOP_FP_EARLY
+            carry = gpursa_fp_shr((uint32_t)(acc[0] >> 32) + ub, cshift);
+#endif
+            down = gpursa_fp_shfl64(c, acc[0] & keep, below);
             GPURSA_COOP_UNROLL
             for (int l = 0; l < FP_L - 1; l++)
                 acc[l] = acc[l + 1];
             acc[0] += carry;
             acc[FP_L - 1] = acc[FP_L] + up + down;
 #ifndef GPURSA_COOP_FP_SQR
-            unbias -= unbias_step;
+            ub -= (uint32_t)(GPURSA_FP_STEP_B << 20);
 #endif
         }
     }
