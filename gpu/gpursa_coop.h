@@ -614,7 +614,9 @@ GPURSA_COOP_FN double gpursa_fp_q(uint64_t x, uint64_t mp)
     const uint64_t p = (uint64_t)xl * ml;
     uint32_t h = (uint32_t)(p >> 32) + xl * (uint32_t)(mp >> 32) + (uint32_t)(x >> 32) * ml;
 #ifdef __CUDACC__
-    asm("lop3.b32 %0, %0, 0xfffff, 0x43300000, 0xea;" : "+r"(h));   /* (h & b) | c */
+    /* h & (GPURSA_FP_M52 >> 32) | (GPURSA_FP_LO_BIAS >> 32): ptxas makes two
+     * LOP3s of the C form */
+    asm("lop3.b32 %0, %0, 0xfffff, 0x43300000, 0xea;" : "+r"(h));
 #else
     h = (h & (uint32_t)(GPURSA_FP_M52 >> 32)) | (uint32_t)(GPURSA_FP_LO_BIAS >> 32);
 #endif
