@@ -525,7 +525,7 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  * where it is the faster of the two (doc/performance-notes.md, "Kernels").
  * With GPURSA_COOP_FP_EARLY (likewise) lane 0 takes each step's carry from
  * its column before m_0 q is added, which shortens the chain from q to the
- * next step's column for two more instructions a step.
+ * next step's column for one or two more instructions a step (SASS).
  *
  * Constant time as the 32-bit path: control flow and the limbs' positions
  * are public; the table is read whole; the FP64 operations' operands are
