@@ -526,6 +526,14 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  * With GPURSA_COOP_FP_EARLY (likewise) lane 0 takes each step's carry from
  * its column before m_0 q is added, which shortens the chain from q to the
  * next step's column for one or two more instructions a step (SASS).
+ * With GPURSA_COOP_FP_BARRIER (likewise, on the GPU) the block's threads
+ * meet at the top of each window, so that its warps run the squaring's loop
+ * and the multiplication's loop together. Where the two loops are large (10
+ * limbs a lane: about 36 KB of code), warps that drift apart into different
+ * loops run slower than warps in one loop, most likely for the instruction
+ * caches (doc/performance-notes.md, "Kernels"). Every thread of a block runs the exponentiation
+ * (gpursa_coop_item gives a thread past the batch's end the last item), over
+ * the same public number of windows, so all of them reach the barrier.
  *
  * Constant time as the 32-bit path: control flow and the limbs' positions
  * are public; the table is read whole; the FP64 operations' operands are
@@ -999,6 +1007,9 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, co
     GPURSA_COOP_ROLLED
     while (pos > 0) {                                        /* pos public */
         pos -= W;
+#if defined(__CUDACC__) && defined(GPURSA_COOP_FP_BARRIER)
+        __syncthreads();                                     /* every thread of the block comes here */
+#endif
         gpursa_fp_table_select(sel, table, gpursa_exp_window(d, bits, pos, W));
 #ifdef GPURSA_COOP_FP_SQR
         GPURSA_COOP_ROLLED

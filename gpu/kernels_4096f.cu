@@ -2,10 +2,15 @@
  * FP64 limbs (GPURSA_COOP_FP, gpursa_coop.h), for heavy loads: 4 lanes per
  * CRT half, 8 per item, 10 limbs of 52 bits a lane (40 a half) and 16 of 32
  * bits. The most limb products per shuffle, and the fewest warps (255
- * registers, a few spilled: one 256-thread block per SM). */
+ * registers, a few spilled: one 256-thread block per SM). The squaring's
+ * loop and the multiplication's are large here, and pay only with the
+ * block's warps kept in the same one (GPURSA_COOP_FP_BARRIER). */
 #define GPURSA_COOP_H 64
 #define GPURSA_COOP_L 16
 #define GPURSA_COOP_FP 1
+#define GPURSA_COOP_FP_SQR 1     /* squarings by gpursa_fp_sqr */
+#define GPURSA_COOP_FP_EARLY 1   /* lane 0's carry ahead of m q */
+#define GPURSA_COOP_FP_BARRIER 1 /* the block's warps meet at each window */
 #include "gpu/kernels_coop.cuh"
 
 GPURSA_COOP_EXPORT(gpursa_cuda_launch_4096_fp, gpursa_cuda_regs_4096_fp)

@@ -1,12 +1,12 @@
 #!/bin/sh
 # Constant-time test of the FP64 multiplication and squaring (gpu/gpursa_coop.h)
-# at the lane shapes that square by gpursa_fp_sqr (RSA-2048's 4-lane, RSA-3072's 4- and
-# 8-lane, RSA-4096's 8-lane): test_gpu_coop.c built with -DGPURSA_COOP_CT
+# at the lane shapes that square by gpursa_fp_sqr (RSA-2048's 4-lane, RSA-3072's and
+# RSA-4096's 4- and 8-lane): test_gpu_coop.c built with -DGPURSA_COOP_CT
 # -DGPURSA_COOP_CT_MONT, each run by test_gpu_ct.sh under valgrind memcheck (RSA-2048's
 # shape also runs the whole operation: test_gpu_coop_ct.sh).
 # (GPURSA_CT_ORIGINS=yes in the environment: with the origins of a report)
 for p in test_gpu_coop_ct_2048f test_gpu_coop_ct_3072f test_gpu_coop_ct_3072fn \
-    test_gpu_coop_ct_4096fn; do
+    test_gpu_coop_ct_4096f test_gpu_coop_ct_4096fn; do
     GPURSA_CT_PROG=$p GPURSA_CT_ORIGINS=${GPURSA_CT_ORIGINS:-no} sh "$(dirname "$0")/test_gpu_ct.sh" "$@"
     rc=$?
     [ $rc -eq 0 ] || exit $rc
