@@ -518,12 +518,10 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  * exponentiation leaves the FP domain by a multiplication by 1, which gives
  * the fully reduced x^d (at most m, and m only for x = 0 mod m).
  *
- * With GPURSA_COOP_FP_SQR (the includer's choice) the exponentiation's
- * squarings run gpursa_fp_sqr, about 40 % fewer limb products of a by b
- * than gpursa_fp_mul; without it they run gpursa_fp_mul (x x), and the
- * window loop holds one copy of the multiplication loop instead of two. Set
- * where it is the faster of the two (doc/performance-notes.md, "Kernels").
- * With GPURSA_COOP_FP_EARLY (likewise) lane 0 takes each step's carry from
+ * The exponentiation's squarings run gpursa_fp_sqr, about 40 % fewer limb
+ * products of a by b than gpursa_fp_mul, so its window loop holds two
+ * copies of the CIOS loop.
+ * With GPURSA_COOP_FP_EARLY (the includer's choice) lane 0 takes each step's carry from
  * its column before m_0 q is added, which shortens the chain from q to the
  * next step's column for one or two more instructions a step (SASS).
  * With GPURSA_COOP_FP_BARRIER (likewise, on the GPU) the block's threads
@@ -531,9 +529,10 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  * and the multiplication's loop together. Where the two loops are large (10
  * limbs a lane: about 36 KB of code), warps that drift apart into different
  * loops run slower than warps in one loop, most likely for the instruction
- * caches (doc/performance-notes.md, "Kernels"). Every thread of a block runs the exponentiation
- * (gpursa_coop_item gives a thread past the batch's end the last item), over
- * the same public number of windows, so all of them reach the barrier.
+ * caches (doc/performance-notes.md, "Kernels"). Every thread of a block
+ * runs the exponentiation (gpursa_coop_item gives a thread past the batch's
+ * end the last item), over the same public number of windows, so all of
+ * them reach the barrier.
  *
  * Constant time as the 32-bit path: control flow and the limbs' positions
  * are public; the table is read whole; the FP64 operations' operands are
@@ -554,11 +553,9 @@ enum { FP_F = GPURSA_FP_F, FP_L = GPURSA_FP_L };
  * are hi and lo plus these: the exponent bits of 2^104 and of 2^52. */
 #define GPURSA_FP_HI_BIAS 0x4670000000000000ull
 #define GPURSA_FP_LO_BIAS 0x4330000000000000ull
-/* The same in units of 2^52, and what a column at an inner position takes
- * in one CIOS step of a multiplication: two lo halves and two hi halves */
+/* The same in units of 2^52 */
 #define GPURSA_FP_HI_B (GPURSA_FP_HI_BIAS >> 52)
 #define GPURSA_FP_LO_B (GPURSA_FP_LO_BIAS >> 52)
-#define GPURSA_FP_STEP_B (2 * (GPURSA_FP_HI_B + GPURSA_FP_LO_B))
 
 #ifdef __CUDACC__
 GPURSA_COOP_FN uint64_t gpursa_fp_bits(double x) { return (uint64_t)__double_as_longlong(x); }
@@ -762,14 +759,6 @@ GPURSA_COOP_FN void gpursa_fp_mont(const gpursa_coop_ctx *c, double *r, const do
     const uint32_t cshift = c->k == 0 ? 20u : 32u;
     const uint64_t keep = c->k == 0 ? 0xffffffffull : ~0ull;
     const int below = c->gbase + (c->k + 1) % CO_T;
-#ifndef GPURSA_COOP_FP_SQR
-    /* Multiplications only (sq is 0): every step adds the same bias, and
-     * the unbias of lane 0's leaving column (its high word) counts down
-     * from one step to the next. This form keeps the unbias off the chain
-     * that leads to q (ptxas schedules that chain tighter:
-     * doc/performance-notes.md, "Kernels"). */
-    uint32_t ub = 0u - (uint32_t)((2 * GPURSA_FP_LO_B) << 20);
-#endif
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++)
         acc[l] = 0;
@@ -780,7 +769,6 @@ GPURSA_COOP_FN void gpursa_fp_mont(const gpursa_coop_ctx *c, double *r, const do
             uint64_t hi, lo, up = 0, down;
             uint32_t carry;
             double bj = gpursa_fp_shfl(c, b[j], c->gbase + i0), q;
-#ifdef GPURSA_COOP_FP_SQR
             /* the bias of the column that leaves lane 0 at this step: full
              * periods for i0, then steps 0..j of this one (at positions j..0;
              * position 0 takes lo halves only) */
@@ -789,7 +777,6 @@ GPURSA_COOP_FN void gpursa_fp_mont(const gpursa_coop_ctx *c, double *r, const do
             GPURSA_COOP_UNROLL
             for (int u = 0; u < j; u++)
                 bias0 += gpursa_fp_bias_step(sq, u, j - u);
-#endif
             GPURSA_COOP_UNROLL
             for (int l = 0; l < FP_L; l++) {                 /* column l: lo a_l, hi a_{l-1} */
                 const uint64_t w = gpursa_fp_w(sq, j, l);
@@ -804,10 +791,8 @@ GPURSA_COOP_FN void gpursa_fp_mont(const gpursa_coop_ctx *c, double *r, const do
             }
             acc[FP_L] = up;                                  /* the spill into the next lane */
             q = gpursa_fp_shfl(c, gpursa_fp_q(acc[0], mp), c->gbase);
-#ifdef GPURSA_COOP_FP_SQR
             ub = (uint32_t)i0 * (uint32_t)(0u - (gpursa_fp_bias_period(sq, j) << 20))
                  + (uint32_t)(0u - (bias0 << 20));
-#endif
 #ifdef GPURSA_COOP_FP_EARLY
             /* lane 0's carry before m_0 q is added, off the chain from q to
              * the next column: that half makes the column a multiple of
@@ -834,27 +819,19 @@ GPURSA_COOP_FN void gpursa_fp_mont(const gpursa_coop_ctx *c, double *r, const do
                 acc[l] = acc[l + 1];
             acc[0] += carry;
             acc[FP_L - 1] = acc[FP_L] + up + down;
-#ifndef GPURSA_COOP_FP_SQR
-            ub -= (uint32_t)(GPURSA_FP_STEP_B << 20);
-#endif
         }
     }
     /* The column at position p = k FL + l was made at step p (position F:
      * the hi halves of limb FL - 1), then took F - 1 - p inner steps:
      * T - 1 - k full periods and the FL - 1 - l steps after step p (in a
-     * multiplication 2 HI_B + (F - 1 - p) STEP_B) */
+     * multiplication 2 HI_B + 2 (F - 1 - p) (HI_B + LO_B)) */
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++) {
-#ifdef GPURSA_COOP_FP_SQR
         uint64_t bias = GPURSA_FP_HI_B * (1 + gpursa_fp_w(sq, l, FP_L - 1));
         GPURSA_COOP_UNROLL
         for (int i = 1; i < FP_L - l; i++)
             bias += gpursa_fp_bias_step(sq, l + i, FP_L - i);
         acc[l] -= (bias + (uint64_t)(CO_T - 1 - c->k) * gpursa_fp_bias_period(sq, l)) << 52;
-#else
-        acc[l] -= (2 * GPURSA_FP_HI_B + (uint64_t)(FP_F - 1 - l) * GPURSA_FP_STEP_B
-                   - (uint64_t)c->k * (FP_L * GPURSA_FP_STEP_B)) << 52;
-#endif
     }
     gpursa_fp_settle(c, r, acc);
 }
@@ -866,14 +843,12 @@ GPURSA_COOP_FN void gpursa_fp_mul(const gpursa_coop_ctx *c, double *r, const dou
     gpursa_fp_mont(c, r, a, b, m, mp, 0);
 }
 
-#ifdef GPURSA_COOP_FP_SQR
 /* r = a^2 / R52 mod m */
 GPURSA_COOP_FN void gpursa_fp_sqr(const gpursa_coop_ctx *c, double *r, const double *a, const double *m,
                                   uint64_t mp)
 {
     gpursa_fp_mont(c, r, a, a, m, mp, 1);
 }
-#endif
 
 /* this lane's 52-bit limbs (doubles) of the half-length number whose 32-bit
  * slices are x: every 32-bit limb is broadcast, each lane keeps its bits */
@@ -1011,20 +986,10 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, co
         __syncthreads();                                     /* every thread of the block comes here */
 #endif
         gpursa_fp_table_select(sel, table, gpursa_exp_window(d, bits, pos, W));
-#ifdef GPURSA_COOP_FP_SQR
         GPURSA_COOP_ROLLED
         for (int s = 0; s < W; s++)
             gpursa_fp_sqr(c, rf, rf, fm, mp);
         gpursa_fp_mul(c, rf, rf, sel, fm, mp);
-#else
-        GPURSA_COOP_ROLLED
-        for (int s = 0; s <= W; s++) {
-            GPURSA_COOP_UNROLL
-            for (int l = 0; l < FP_L; l++)                   /* s public */
-                t[l] = s < W ? rf[l] : sel[l];
-            gpursa_fp_mul(c, rf, rf, t, fm, mp);
-        }
-#endif
     }
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++)                           /* the number 1 */

@@ -5,7 +5,6 @@
 #define GPURSA_COOP_H 32
 #define GPURSA_COOP_L 8
 #define GPURSA_COOP_FP 1
-#define GPURSA_COOP_FP_SQR 1   /* squarings by gpursa_fp_sqr */
 #include "gpu/kernels_coop.cuh"
 
 GPURSA_COOP_EXPORT(gpursa_cuda_launch_2048_fp, gpursa_cuda_regs_2048_fp)

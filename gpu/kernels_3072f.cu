@@ -6,7 +6,6 @@
 #define GPURSA_COOP_H 48
 #define GPURSA_COOP_L 12
 #define GPURSA_COOP_FP 1
-#define GPURSA_COOP_FP_SQR 1   /* squarings by gpursa_fp_sqr */
 #include "gpu/kernels_coop.cuh"
 
 GPURSA_COOP_EXPORT(gpursa_cuda_launch_3072_fp, gpursa_cuda_regs_3072_fp)

@@ -332,11 +332,7 @@ static void fp_lane(uint32_t tid)
     gpursa_fp_load(&c, m, fpt.m);
     gpursa_fp_load(&c, a, fpt.a);
     gpursa_fp_load(&c, b, fpt.b);
-#ifdef GPURSA_COOP_FP_SQR
     gpursa_fp_sqr(&c, r, a, m, fpt.mp);
-#else
-    gpursa_fp_mul(&c, r, a, a, m, fpt.mp);           /* how this shape squares */
-#endif
     for (int l = 0; l < FP_L; l++)
         fpt.sq[h][c.k * FP_L + l] = gpursa_fp_d2u52(r[l]);
     gpursa_fp_mul(&c, r, a, b, m, fpt.mp);
@@ -563,11 +559,10 @@ START_TEST(test_past_end)
 END_TEST
 
 #ifdef GPURSA_COOP_FP
-/* gpursa_fp_mul and the squaring (gpursa_fp_sqr where the shape has it) on
- * their own, modulo both primes of each key, against GMP: every pair of
- * edge operands (0, 1, m - 1, m, m + 1, 2m - 1, the largest below 2m whose
- * limbs are all ones from the bottom, and a random one below 2m) and random
- * pairs below 2m. */
+/* gpursa_fp_mul and gpursa_fp_sqr on their own, modulo both primes of each
+ * key, against GMP: every pair of edge operands (0, 1, m - 1, m, m + 1,
+ * 2m - 1, the largest below 2m whose limbs are all ones from the bottom, and
+ * a random one below 2m) and random pairs below 2m. */
 START_TEST(test_fp_mont)
 {
     mpz_t m, e[8], b;

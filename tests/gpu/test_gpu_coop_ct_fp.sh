@@ -1,7 +1,7 @@
 #!/bin/sh
 # Constant-time test of the FP64 multiplication and squaring (gpu/gpursa_coop.h)
-# at the lane shapes that square by gpursa_fp_sqr (RSA-2048's 4-lane, RSA-3072's and
-# RSA-4096's 4- and 8-lane): test_gpu_coop.c built with -DGPURSA_COOP_CT
+# at every FP64 lane shape (RSA-2048's 4-lane, RSA-3072's and RSA-4096's 4- and
+# 8-lane): test_gpu_coop.c built with -DGPURSA_COOP_CT
 # -DGPURSA_COOP_CT_MONT, each run by test_gpu_ct.sh under valgrind memcheck (RSA-2048's
 # shape also runs the whole operation: test_gpu_coop_ct.sh).
 # (GPURSA_CT_ORIGINS=yes in the environment: with the origins of a report)
