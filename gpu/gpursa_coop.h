@@ -521,9 +521,10 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  * The exponentiation's squarings run gpursa_fp_sqr, about 40 % fewer limb
  * products of a by b than gpursa_fp_mul, so its window loop holds two
  * copies of the CIOS loop.
- * With GPURSA_COOP_FP_EARLY (the includer's choice) lane 0 takes each step's carry from
- * its column before m_0 q is added, which shortens the chain from q to the
- * next step's column for one or two more instructions a step (SASS).
+ * With GPURSA_COOP_FP_EARLY (the includer's choice) lane 0 takes each
+ * step's carry from its column before m_0 q is added, which shortens the
+ * chain from q to the next step's column for one or two more instructions
+ * a step (SASS).
  * With GPURSA_COOP_FP_BARRIER (likewise, on the GPU) the block's threads
  * meet at the top of each window, so that its warps run the squaring's loop
  * and the multiplication's loop together. Where the two loops are large (10
