@@ -281,6 +281,7 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
         (void)gpursa_cuda_regs_2048_fp();
         (void)gpursa_cuda_regs_3072_fp();
         (void)gpursa_cuda_regs_3072_fpn();
+        (void)gpursa_cuda_regs_3072_fpw();
         (void)gpursa_cuda_regs_4096_fp();
         (void)gpursa_cuda_regs_4096_fpn();
     }

@@ -37,7 +37,10 @@
  * window table is read whole, the entry kept by mask.
  *
  * The includer defines GPURSA_COOP_H (limbs per half) and GPURSA_COOP_L
- * (limbs per lane, dividing H; 2*H/L must divide 32). Compiled by nvcc the
+ * (limbs per lane, dividing H; at most 32 lanes, 2*H/L, an item). A warp
+ * holds 32 / (2T) items; where 2T does not divide 32 (T = 3: five items of
+ * six lanes) the lanes left over mirror lanes of the warp's last item
+ * (gpursa_coop_place). Compiled by nvcc the
  * functions are device functions over warp intrinsics; compiled by a C
  * compiler they call gpursa_coop_emu_shfl/ballot, which a test provides to
  * run a warp of threads in lock step on the host (tests/gpu/test_gpu_coop.c),
@@ -57,9 +60,12 @@
 #define GPURSA_COOP_LANES (2 * GPURSA_COOP_T)           /* lanes per item */
 #define GPURSA_COOP_GMASK ((1u << GPURSA_COOP_T) - 1u)
 #define GPURSA_COOP_W 4                                 /* window bits */
+#define GPURSA_COOP_PER_WARP (32 / GPURSA_COOP_LANES)   /* items a warp */
+/* lanes of a warp left over (0, or 2 at T = 3) */
+#define GPURSA_COOP_SPARE (32 - GPURSA_COOP_PER_WARP * GPURSA_COOP_LANES)
 
-#if GPURSA_COOP_H % GPURSA_COOP_L != 0 || 32 % GPURSA_COOP_LANES != 0
-#error "COOP: L must divide H and 2H/L must divide 32"
+#if GPURSA_COOP_H % GPURSA_COOP_L != 0 || GPURSA_COOP_LANES > 32
+#error "COOP: L must divide H, and 2H/L lanes fit a warp"
 #endif
 
 #ifdef __CUDACC__
@@ -99,6 +105,69 @@ typedef struct {
     int lane, k, gbase;
     uint32_t mask;
 } gpursa_coop_ctx;
+
+/* Thread tid (its global index): returns its item (which may lie past the
+ * batch's end), sets *sub to its index among the item's 2T lanes and
+ * *spare for a lane left over. Item i has lanes 2T (i mod PER_WARP) .. +
+ * 2T - 1 of warp i / PER_WARP. A lane left over, 2T PER_WARP + s, mirrors
+ * lane s of the warp's last item: it takes that lane's place in its
+ * context, so that it runs the same code on the same values with the same
+ * shuffles, and it stores nothing (gpursa_coop_item). Its bits in a ballot
+ * are outside the group's (gpursa_coop_group_bits), and the mask of that
+ * item's lanes includes it.
+ * Where lanes are left over this sets *c as well; elsewhere
+ * gpursa_coop_ctx_at does, after the key's first loads. Same values either
+ * way: each place is where ptxas allocates those kernels' registers best
+ * (the 3-lane kernel spills 248 bytes, not 368; the FP64 kernels of 4 and
+ * 8 lanes keep the machine code they had before the 3-lane one). */
+GPURSA_COOP_FN uint32_t gpursa_coop_place(gpursa_coop_ctx *c, uint32_t tid, uint32_t *sub, int *spare)
+{
+#if GPURSA_COOP_SPARE > 0
+    const uint32_t lane = tid & 31u;
+    uint32_t slot = lane / GPURSA_COOP_LANES, s = lane % GPURSA_COOP_LANES;
+    *spare = slot == GPURSA_COOP_PER_WARP;
+    s = *spare ? lane - GPURSA_COOP_PER_WARP * GPURSA_COOP_LANES : s;
+    slot = *spare ? GPURSA_COOP_PER_WARP - 1 : slot;
+    c->mask = ((1u << GPURSA_COOP_LANES) - 1u) << (slot * GPURSA_COOP_LANES)
+              | (slot == GPURSA_COOP_PER_WARP - 1 ? ~0u << (GPURSA_COOP_PER_WARP * GPURSA_COOP_LANES) : 0u);
+    c->lane = (int)(slot * GPURSA_COOP_LANES + s);
+    c->k = (int)(s % CO_T);
+    c->gbase = c->lane - c->k;
+    *sub = s;
+    return (tid >> 5) * GPURSA_COOP_PER_WARP + slot;
+#else
+    (void)c;
+    *spare = 0;
+    *sub = tid % GPURSA_COOP_LANES;
+    return tid / GPURSA_COOP_LANES;
+#endif
+}
+
+/* ... the rest of its context (sub from gpursa_coop_place) */
+GPURSA_COOP_FN void gpursa_coop_ctx_at(gpursa_coop_ctx *c, uint32_t tid, uint32_t sub)
+{
+#if GPURSA_COOP_SPARE > 0
+    (void)c, (void)tid, (void)sub;                          /* set by gpursa_coop_place */
+#else
+    c->lane = (int)(tid & 31u);
+    c->k = (int)(sub % CO_T);
+    c->gbase = c->lane - c->k;
+    c->mask = GPURSA_COOP_LANES == 32 ? 0xffffffffu
+                                      : ((1u << (GPURSA_COOP_LANES & 31)) - 1u) << (c->lane - (int)sub);
+#endif
+}
+
+/* The lane of the same position in the item's other group (sub: this
+ * lane's index among the item's) */
+GPURSA_COOP_FN int gpursa_coop_partner(const gpursa_coop_ctx *c, uint32_t sub)
+{
+#if GPURSA_COOP_SPARE > 0
+    return sub < CO_T ? c->lane + CO_T : c->lane - CO_T;
+#else
+    (void)sub;
+    return c->lane ^ CO_T;                                   /* items start at multiples of 2T */
+#endif
+}
 
 /* ---- group-wide carries ------------------------------------------------------- */
 
@@ -543,7 +612,18 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  * device's FMA form against them as well).
  */
 #ifdef GPURSA_COOP_FP
+/* The key's constants exist for GPURSA_FP_LIMBS limbs (a multiple of 4)
+ * and GPURSA_FP_LIMBS_MIN (gpursa_rsa_op.h): the first where T lanes share
+ * them evenly, else the second (RSA-3072 on 3 lanes: 30) */
+#if GPURSA_FP_LIMBS(GPURSA_COOP_H) % GPURSA_COOP_T == 0
 #define GPURSA_FP_F GPURSA_FP_LIMBS(GPURSA_COOP_H)
+#define GPURSA_FP_ONE(kd, h) ((h) ? (kd)->q_fone : (kd)->p_fone)
+#define GPURSA_FP_IN(kd, h) ((h) ? (kd)->q_fin : (kd)->p_fin)
+#else
+#define GPURSA_FP_F GPURSA_FP_LIMBS_MIN(GPURSA_COOP_H)
+#define GPURSA_FP_ONE(kd, h) ((h) ? (kd)->q_fone_min : (kd)->p_fone_min)
+#define GPURSA_FP_IN(kd, h) ((h) ? (kd)->q_fin_min : (kd)->p_fin_min)
+#endif
 #define GPURSA_FP_L (GPURSA_FP_F / GPURSA_COOP_T)
 #if GPURSA_FP_F % GPURSA_COOP_T != 0
 #error "COOP FP: the lanes per half must divide the 52-bit limbs"
@@ -1068,14 +1148,17 @@ GPURSA_COOP_FN const void *gpursa_coop_opaque(const void *p)
 
 /* One thread's part of one private operation; tid = the thread's global
  * index. Every thread of a warp must call it (lanes past the end work on the
- * last item and store nothing), since all of them take part in the shuffles. */
+ * last item, lanes left over on the warp's last one, and neither stores),
+ * since all of them take part in the shuffles. */
 GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
 {
     gpursa_coop_ctx c;
-    const uint32_t sub = tid % GPURSA_COOP_LANES, item_raw = tid / GPURSA_COOP_LANES;
+    uint32_t sub;
+    int spare;
+    const uint32_t item_raw = gpursa_coop_place(&c, tid, &sub, &spare);
     const int h = (int)(sub / CO_T);                         /* 0: p, 1: q (public) */
-    const int live = item_raw < a->count;
-    const uint32_t item = live ? item_raw : a->count - 1;
+    const int live = item_raw < a->count && !spare;          /* stores its results */
+    const uint32_t item = item_raw < a->count ? item_raw : a->count - 1;
     const gpursa_rsa_keydata *kd = (const gpursa_rsa_keydata *)a->keys[item];
     const uint32_t m0inv = h ? kd->q0inv : kd->p0inv;
     const uint32_t *dexp = h ? kd->dq : kd->dp;
@@ -1086,11 +1169,8 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
 #endif
     uint32_t bad, ok, cin, hin, out;
 
-    c.lane = (int)(tid & 31u);
-    c.k = (int)(sub % CO_T);
-    c.gbase = c.lane - c.k;
-    c.mask = GPURSA_COOP_LANES == 32 ? 0xffffffffu
-                                     : ((1u << (GPURSA_COOP_LANES & 31)) - 1u) << (c.lane - (int)sub);
+    gpursa_coop_ctx_at(&c, tid, sub);
+    const int partner = gpursa_coop_partner(&c, sub);
     gpursa_coop_load(&c, m, h ? kd->q : kd->p);
     gpursa_coop_load(&c, rrr, h ? kd->q_rrr : kd->p_rrr);
     gpursa_coop_load(&c, one, h ? kd->q_one : kd->p_one);
@@ -1111,8 +1191,8 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
     gpursa_coop_exp_public(&c, z, x, kd->e, m, m0inv);
     gpursa_coop_mul(&c, y, y, z, m, m0inv);
 #ifdef GPURSA_COOP_FP
-    gpursa_fp_exp(&c, x, y, dexp, h ? kd->q52 : kd->p52, h ? kd->q0inv52 : kd->p0inv52,
-                  h ? kd->q_fone : kd->p_fone, h ? kd->q_fin : kd->p_fin);
+    gpursa_fp_exp(&c, x, y, dexp, h ? kd->q52 : kd->p52, h ? kd->q0inv52 : kd->p0inv52, GPURSA_FP_ONE(kd, h),
+                  GPURSA_FP_IN(kd, h));
     /* The 32-bit modulus and R^3 mod m are loaded again, through a pointer
      * the compiler cannot see through: else it keeps the first load's
      * values in registers across the exponentiation, registers that the
@@ -1135,7 +1215,7 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
      * out = sq + q h */
     GPURSA_COOP_UNROLL
     for (int l = 0; l < CO_L; l++)
-        s[l] = gpursa_coop_shfl(&c, y[l], c.lane ^ CO_T);
+        s[l] = gpursa_coop_shfl(&c, y[l], partner);
     gpursa_coop_load(&c, pm, kd->p);
     gpursa_coop_load(&c, prrr, kd->p_rrr);
     gpursa_coop_to_mont(&c, y, s, NULL, pm, kd->p0inv, prrr);           /* sq R mod p */
@@ -1159,7 +1239,8 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
     (void)gpursa_coop_add1(hi, hin);
     GPURSA_COOP_UNROLL
     for (int l = 0; l < CO_L; l++) {                                     /* q group: the p group's */
-        uint32_t vl = gpursa_coop_shfl(&c, lo[l], c.lane ^ CO_T), vh = gpursa_coop_shfl(&c, hi[l], c.lane ^ CO_T);
+        uint32_t vl = gpursa_coop_shfl(&c, lo[l], partner);
+        uint32_t vh = gpursa_coop_shfl(&c, hi[l], partner);
         lo[l] = h ? vl : lo[l];
         hi[l] = h ? vh : hi[l];
     }
@@ -1170,8 +1251,8 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
     gpursa_coop_load_soa(&c, z, s, a->in, item, a->stride);
     gpursa_coop_to_mont(&c, x, z, s, m, m0inv, rrr);
     ok = gpursa_coop_eq(&c, x, y);
-    ok &= gpursa_coop_shfl(&c, ok, c.lane ^ CO_T);
-    bad |= gpursa_coop_shfl(&c, bad, c.lane ^ CO_T);
+    ok &= gpursa_coop_shfl(&c, ok, partner);
+    bad |= gpursa_coop_shfl(&c, bad, partner);
     ok &= ~bad;
     if (live) {
         GPURSA_COOP_UNROLL

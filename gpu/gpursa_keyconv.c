@@ -164,6 +164,13 @@ int gpursa_keyconv_load(gpursa_rsa_keydata *kd, const gpursa_rsa_key_material *k
     kd->fl = GPURSA_FP_LIMBS(hl);
     fp_consts(kd->p52, &kd->p0inv52, kd->p_fone, kd->p_fin, kd->p, hl, kd->fl);
     fp_consts(kd->q52, &kd->q0inv52, kd->q_fone, kd->q_fin, kd->q, hl, kd->fl);
+    kd->fl_min = GPURSA_FP_LIMBS_MIN(hl);
+    {
+        uint64_t m52[GPURSA_FP_MAX_LIMBS], m0inv52;              /* the same as above */
+        fp_consts(m52, &m0inv52, kd->p_fone_min, kd->p_fin_min, kd->p, hl, kd->fl_min);
+        fp_consts(m52, &m0inv52, kd->q_fone_min, kd->q_fin_min, kd->q, hl, kd->fl_min);
+        gpursa_keyconv_cleanse(m52, sizeof(m52));
+    }
 
     /* The numbers must belong together, or every result would fail the
      * check: p*q == n, qinv < p and qinv*q == 1 mod p. */

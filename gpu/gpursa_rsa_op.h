@@ -37,10 +37,11 @@
 #define GPURSA_RSA_MAX_LIMBS GPURSA_MONT_MAX_LIMBS
 #define GPURSA_RSA_MAX_HALF (GPURSA_MONT_MAX_LIMBS / 2)
 /* 52-bit limbs of a half-length number for the FP64 multiplication
- * (gpursa_coop.h): enough for 32*hl + 2 bits, so that R52 = 2^(52 fl) > 4m,
- * rounded up to a multiple of 4 so that 4 or 8 lanes share them evenly
- * (hl = 32, 48, 64: 20, 32, 40 limbs) */
-#define GPURSA_FP_LIMBS(hl) (((32 * (hl) + 2 + 51) / 52 + 3) / 4 * 4)
+ * (gpursa_coop.h): enough for 32*hl + 2 bits, so that R52 = 2^(52 fl) > 4m
+ * (GPURSA_FP_LIMBS_MIN: hl = 32, 48, 64: 20, 30, 40 limbs), rounded up to a
+ * multiple of 4 so that 4 or 8 lanes share them evenly (20, 32, 40) */
+#define GPURSA_FP_LIMBS_MIN(hl) ((32 * (hl) + 2 + 51) / 52)
+#define GPURSA_FP_LIMBS(hl) ((GPURSA_FP_LIMBS_MIN(hl) + 3) / 4 * 4)
 #define GPURSA_FP_MAX_LIMBS GPURSA_FP_LIMBS(GPURSA_RSA_MAX_HALF)
 
 typedef struct gpursa_rsa_keydata {
@@ -70,6 +71,14 @@ typedef struct gpursa_rsa_keydata {
     uint64_t q52[GPURSA_FP_MAX_LIMBS];
     uint64_t q_fone[GPURSA_FP_MAX_LIMBS];
     uint64_t q_fin[GPURSA_FP_MAX_LIMBS];
+    /* ... and for R52 = 2^(52 fl_min), fl_min = GPURSA_FP_LIMBS_MIN(hl), where
+     * that is fewer than fl (RSA-3072: 30 limbs, 10 for each of 3 lanes);
+     * p52 and q52 serve both (their limbs from fl_min on are 0): */
+    int32_t fl_min;
+    uint64_t p_fone_min[GPURSA_FP_MAX_LIMBS];
+    uint64_t p_fin_min[GPURSA_FP_MAX_LIMBS];
+    uint64_t q_fone_min[GPURSA_FP_MAX_LIMBS];
+    uint64_t q_fin_min[GPURSA_FP_MAX_LIMBS];
 } gpursa_rsa_keydata;
 
 /* r = (x mod m) in Montgomery form, x of 2*hl limbs (x < m * R): the

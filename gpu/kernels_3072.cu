@@ -3,16 +3,22 @@
 /* COOP: 6 limbs per lane, 8 lanes per CRT half, 16 per item. On a device
  * with full-rate FP64 the secret exponentiations run on FP64 limbs instead:
  * on the same lanes (kernels_3072fn.cu) for loads up to 2,048 items, on 4
- * lanes a half (kernels_3072f.cu) above that and on a device shared through
- * MPS. Either is faster than these 32-bit lanes at every load on an H100
- * (doc/performance-notes.md, "Kernels"). */
+ * lanes a half (kernels_3072f.cu) up to 8,192, on 3 (kernels_3072fw.cu)
+ * above that and on a device shared through MPS. Each is faster than these
+ * 32-bit lanes at every load on an H100 (doc/performance-notes.md,
+ * "Kernels"). The 3-lane kernel does the least work per item, but its
+ * blocks (40 items) take longer than the 4-lane kernel's (32): a lone batch
+ * of a few thousand items, which leaves the last wave of blocks part full,
+ * finishes sooner on 4 lanes; batches in flight fill the gaps. */
 #define GPURSA_COOP_H 48
 #define GPURSA_COOP_L 6
 #define GPURSA_COOP_FP_ABOVE 0
 #define GPURSA_COOP_FP_LAUNCH gpursa_cuda_launch_3072_fpn
 #define GPURSA_COOP_WIDE_ABOVE 2048
 #define GPURSA_COOP_WIDE_LAUNCH gpursa_cuda_launch_3072_fp
-#define GPURSA_COOP_SHARED_LAUNCH gpursa_cuda_launch_3072_fp
+#define GPURSA_COOP_WIDEST_ABOVE 8192
+#define GPURSA_COOP_WIDEST_LAUNCH gpursa_cuda_launch_3072_fpw
+#define GPURSA_COOP_SHARED_LAUNCH gpursa_cuda_launch_3072_fpw
 #include "gpu/kernels_rsa.cuh"
 
 GPURSA_CUDA_SIZE(3072)

@@ -1,8 +1,8 @@
 /* gpursa CUDA backend: RSA-3072 COOP with the secret exponentiations on
- * FP64 limbs (GPURSA_COOP_FP, gpursa_coop.h), for heavy loads: 4 lanes per
- * CRT half, 8 per item, 8 limbs of 52 bits a lane (32 a half) and 12 of 32
- * bits. The most limb products per shuffle, and the fewest warps: ptxas
- * gives it 254 registers, one 256-thread block per SM. */
+ * FP64 limbs (GPURSA_COOP_FP, gpursa_coop.h), for loads of 2,049 to 8,192
+ * items: 4 lanes per CRT half, 8 per item, 8 limbs of 52 bits a lane (32 a
+ * half) and 12 of 32 bits. ptxas gives it 251-254 registers, one 256-thread
+ * block per SM. */
 #define GPURSA_COOP_H 48
 #define GPURSA_COOP_L 12
 #define GPURSA_COOP_FP 1

@@ -33,7 +33,7 @@ static __global__ void GPURSA_COOP_BOUNDS gpursa_coop_kernel(gpursa_coop_args a)
 static cudaError_t gpursa_coop_launch(const gpursa_cuda_args *a, cudaStream_t s)
 {
     const unsigned threads = GPURSA_COOP_THREADS;
-    uint64_t lanes = (uint64_t)GPURSA_COOP_LANES * a->count;
+    uint64_t lanes = (uint64_t)32 * ((a->count + GPURSA_COOP_PER_WARP - 1) / GPURSA_COOP_PER_WARP);
     gpursa_coop_args ca;
     if (a->count == 0)
         return cudaSuccess;

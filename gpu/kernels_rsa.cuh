@@ -488,8 +488,9 @@ gpursa_fx2_kernel(gpursa_cuda_args a)
 /* COOP of this size; with GPURSA_COOP_NARROW_UPTO set, a lighter load runs
  * the narrower-lane kernel of another file (GPURSA_COOP_NARROW_LAUNCH), and
  * on a device with full-rate FP64 (a->fp64) a load above
- * GPURSA_COOP_WIDE_ABOVE runs the FP64-limb kernel of the widest lanes
- * (GPURSA_COOP_WIDE_LAUNCH), one above GPURSA_COOP_FP_ABOVE an FP64-limb
+ * GPURSA_COOP_WIDEST_ABOVE runs the FP64-limb kernel of the widest lanes
+ * (GPURSA_COOP_WIDEST_LAUNCH), one above GPURSA_COOP_WIDE_ABOVE that of the
+ * next (GPURSA_COOP_WIDE_LAUNCH), one above GPURSA_COOP_FP_ABOVE an FP64-limb
  * kernel of narrower lanes (GPURSA_COOP_FP_LAUNCH), and with
  * GPURSA_COOP_SHARED_LAUNCH a device shared with other processes (MPS) runs
  * that kernel for every load. The load, not the batch: narrow
@@ -506,6 +507,10 @@ static cudaError_t gpursa_coop_launch_sized(const gpursa_cuda_args *a, cudaStrea
 #ifdef GPURSA_COOP_NARROW_UPTO
     if (load <= GPURSA_COOP_NARROW_UPTO && !a->shared)
         return GPURSA_COOP_NARROW_LAUNCH(a, s);
+#endif
+#ifdef GPURSA_COOP_WIDEST_ABOVE
+    if (load > GPURSA_COOP_WIDEST_ABOVE && a->fp64)
+        return GPURSA_COOP_WIDEST_LAUNCH(a, s);
 #endif
 #ifdef GPURSA_COOP_WIDE_ABOVE
     if (load > GPURSA_COOP_WIDE_ABOVE && a->fp64)

@@ -34,6 +34,10 @@ static inline void gt_mark_key_secret(gpursa_rsa_keydata *kd)
     SECRET(kd->q_fone, sizeof(kd->q_fone));
     SECRET(kd->p_fin, sizeof(kd->p_fin));
     SECRET(kd->q_fin, sizeof(kd->q_fin));
+    SECRET(kd->p_fone_min, sizeof(kd->p_fone_min));
+    SECRET(kd->q_fone_min, sizeof(kd->q_fone_min));
+    SECRET(kd->p_fin_min, sizeof(kd->p_fin_min));
+    SECRET(kd->q_fin_min, sizeof(kd->q_fin_min));
     SECRET(&kd->p0inv52, sizeof(kd->p0inv52));
     SECRET(&kd->q0inv52, sizeof(kd->q0inv52));
 }

@@ -41,7 +41,8 @@
 /* ---- the emulated item ------------------------------------------------------------- */
 
 /* The 2T lanes of one item (the threads its shuffles and ballots name) are
- * 2T coroutines run round-robin; slots are indexed by lane in the warp.
+ * 2T coroutines run round-robin, with the lanes left over where the item is
+ * its warp's last (gpursa_coop_place); slots are indexed by lane in the warp.
  *
  * A switch happens at every shuffle and ballot, millions of times per item.
  * glibc's swapcontext makes a sigprocmask system call at each, which was
@@ -50,7 +51,7 @@
  * the stack pointer). Under ASan or TSan, which track stacks and intercept
  * swapcontext, in builds for shadow stacks (-fcf-protection), and on other
  * machines, the ucontext calls do it. */
-#define EMU_N GPURSA_COOP_LANES
+#define EMU_N (GPURSA_COOP_LANES + GPURSA_COOP_SPARE)
 #ifdef GPURSA_COOP_CT
 /* tells memcheck that a coroutine's stack is a stack (test_ct) */
 #include <valgrind/memcheck.h>
@@ -122,6 +123,7 @@ static uint32_t emu_slot[2][32];         /* double-buffered by round parity */
 static const gpursa_coop_args *emu_args;
 static void (*emu_lane_fn)(uint32_t tid);  /* instead of gpursa_coop_item, when set */
 static uint32_t emu_tid0;
+static int emu_n;                        /* coroutines of this item: 2T, + SPARE for a warp's last */
 static int emu_done;
 
 /* Publish v, let the item's other lanes publish, read the slots back. When
@@ -131,7 +133,7 @@ static const uint32_t *emu_sync(uint32_t v)
 {
     int me = emu_cur, buf = emu_round[me]++ & 1;
     emu_slot[buf][(emu_tid0 + (uint32_t)me) & 31] = v;
-    emu_cur = (me + 1) % EMU_N;
+    emu_cur = (me + 1) % emu_n;
     EMU_SWITCH(emu_ctx[me], emu_ctx[emu_cur]);
     return emu_slot[buf];
 }
@@ -141,7 +143,7 @@ uint32_t gpursa_coop_emu_shfl(uint32_t v, int src)
     uint32_t base = emu_tid0 & 31;
     /* not ck_assert: a passing check costs Check a write to its parent in
      * fork mode, and this runs at every shuffle */
-    if (src < (int)base || src >= (int)base + EMU_N)
+    if (src < (int)base || src >= (int)base + GPURSA_COOP_LANES)
         ck_abort_msg("shuffle from lane %d outside the item", src);
     return emu_sync(v)[src];
 }
@@ -150,7 +152,7 @@ uint32_t gpursa_coop_emu_ballot(int pred)
 {
     const uint32_t *s = emu_sync(pred != 0);
     uint32_t mask = 0, base = emu_tid0 & 31;
-    for (uint32_t i = base; i < base + EMU_N; i++)
+    for (uint32_t i = base; i < base + (uint32_t)emu_n; i++)
         mask |= s[i] << i;
     return mask;
 }
@@ -164,24 +166,26 @@ static void emu_lane_main(void)
     /* the last one back returns to the test, the others hand on */
 #ifdef EMU_FAST_SWITCH
     int me = emu_cur;
-    emu_cur = ++emu_done == EMU_N ? me : (me + 1) % EMU_N;
-    gpursa_emu_switch(&emu_dead, emu_done == EMU_N ? emu_main : emu_ctx[emu_cur]);
+    emu_cur = ++emu_done == emu_n ? me : (me + 1) % emu_n;
+    gpursa_emu_switch(&emu_dead, emu_done == emu_n ? emu_main : emu_ctx[emu_cur]);
     abort();                                     /* never resumed */
 #else
-    if (++emu_done == EMU_N)
+    if (++emu_done == emu_n)
         return;                                      /* uc_link: emu_main */
-    emu_cur = (emu_cur + 1) % EMU_N;
+    emu_cur = (emu_cur + 1) % emu_n;
     setcontext(&emu_ctx[emu_cur]);
 #endif
 }
 
-/* Run the threads tid0 .. tid0+2T-1 (one item's). */
-static void emu_run_item(const gpursa_coop_args *a, uint32_t tid0)
+/* Run the threads of the item in slot `slot` of the warp (tid0 ..
+ * tid0+2T-1, and the lanes left over after the warp's last). */
+static void emu_run_item(const gpursa_coop_args *a, uint32_t warp, uint32_t slot)
 {
     emu_args = a;
-    emu_tid0 = tid0;
+    emu_tid0 = 32 * warp + GPURSA_COOP_LANES * slot;
+    emu_n = GPURSA_COOP_LANES + (slot == GPURSA_COOP_PER_WARP - 1 ? GPURSA_COOP_SPARE : 0);
     emu_done = 0;
-    for (int i = 0; i < EMU_N; i++) {
+    for (int i = 0; i < emu_n; i++) {
         if (emu_stack[i] == NULL) {
             emu_stack[i] = malloc(EMU_STACK_SIZE);
             ck_assert_ptr_nonnull(emu_stack[i]);
@@ -200,8 +204,8 @@ static void emu_run_item(const gpursa_coop_args *a, uint32_t tid0)
     }
     emu_cur = 0;
     EMU_SWITCH(emu_main, emu_ctx[0]);
-    ck_assert_int_eq(emu_done, EMU_N);
-    for (int i = 1; i < EMU_N; i++)
+    ck_assert_int_eq(emu_done, emu_n);
+    for (int i = 1; i < emu_n; i++)
         ck_assert_int_eq(emu_round[i], emu_round[0]);  /* converged throughout */
 }
 
@@ -256,8 +260,9 @@ static void soa_get(mpz_t z, const uint32_t *soa, const batch *b, int item)
     gt_from_limbs(z, l, NL);
 }
 
-/* Run the first `threads` threads of the batch's launch. */
-static void batch_run_threads(batch *b, uint32_t threads)
+/* Run the first `slots` items' threads of the batch's launch (item slots:
+ * PER_WARP a warp). */
+static void batch_run_slots(batch *b, uint32_t slots)
 {
     gpursa_coop_args a;
     a.keys = b->keys;
@@ -268,8 +273,8 @@ static void batch_run_threads(batch *b, uint32_t threads)
     a.status = b->status;
     a.count = (uint32_t)b->count;
     a.stride = b->stride;
-    for (uint32_t t0 = 0; t0 < threads; t0 += GPURSA_COOP_LANES)
-        emu_run_item(&a, t0);
+    for (uint32_t i = 0; i < slots; i++)
+        emu_run_item(&a, i / GPURSA_COOP_PER_WARP, i % GPURSA_COOP_PER_WARP);
 }
 
 #ifndef GPURSA_COOP_CT
@@ -277,7 +282,8 @@ static void batch_run_threads(batch *b, uint32_t threads)
  * threads past the last item run too (and must store nothing). */
 static void batch_run(batch *b)
 {
-    batch_run_threads(b, ((uint32_t)b->count * GPURSA_COOP_LANES + 31) & ~31u);
+    batch_run_slots(b, ((uint32_t)b->count + GPURSA_COOP_PER_WARP - 1) / GPURSA_COOP_PER_WARP
+                           * GPURSA_COOP_PER_WARP);
 }
 #endif
 
@@ -322,12 +328,12 @@ static struct {
 static void fp_lane(uint32_t tid)
 {
     gpursa_coop_ctx c;
-    const uint32_t sub = tid % GPURSA_COOP_LANES;
-    const int h = (int)(sub / CO_T);
+    uint32_t sub;
+    int spare;
     double m[FP_L], a[FP_L], b[FP_L], r[FP_L];
-    c.lane = (int)(tid & 31u);
-    c.k = (int)(sub % CO_T);
-    c.gbase = c.lane - c.k;
+    (void)gpursa_coop_place(&c, tid, &sub, &spare);
+    gpursa_coop_ctx_at(&c, tid, sub);
+    const int h = (int)(sub / CO_T);
     c.mask = 0xffffffffu;
     gpursa_fp_load(&c, m, fpt.m);
     gpursa_fp_load(&c, a, fpt.a);
@@ -378,7 +384,7 @@ static void fp_check(const mpz_t m, const mpz_t a, const mpz_t b)
     SECRET(fpt.b, sizeof(fpt.b));
 #endif
     emu_lane_fn = fp_lane;
-    emu_run_item(NULL, 0);
+    emu_run_item(NULL, 0, 0);
     emu_lane_fn = NULL;
 #ifdef GPURSA_COOP_CT
     PUBLIC(&fpt, sizeof(fpt));
@@ -724,7 +730,7 @@ START_TEST(test_ct)
     SECRET(b.in, (size_t)NL * count * 4);
     SECRET(b.r, (size_t)NL * count * 4);
     SECRET(b.rinv, (size_t)NL * count * 4);
-    batch_run_threads(&b, GPURSA_COOP_LANES);
+    batch_run_slots(&b, 1);
     PUBLIC(b.out, (size_t)NL * count * 4);
     PUBLIC(b.status, (size_t)count * 4);
     PUBLIC(b.in, (size_t)NL * count * 4);
