@@ -164,10 +164,11 @@ for step in $steps; do
         build asan $cc "$rt" --enable-sanitizers=address,undefined || { status=1; continue; }
         # The COOP emulator tests run the kernel arithmetic on an emulated
         # warp (ucontext coroutines): pure integer code, ten times slower
-        # under ASan. The 1024-bit one keeps that code under ASan+UBSan here;
-        # the larger ones (the same code at other lane widths, and the
-        # FP64 path, whose limb product the plain tree checks against
-        # 128-bit products) run in the plain tree.
+        # under ASan. The 1024-bit one keeps that code under ASan+UBSan here,
+        # and so does RSA-3072's 3-lane one, the only shape whose items leave
+        # lanes of a warp over (gpursa_coop_place); the others (the same code
+        # at other lane widths, and the FP64 path, whose limb product the
+        # plain tree checks against 128-bit products) run in the plain tree.
         asan_skip_gpu="test_gpu_coop_2048 test_gpu_coop_2048f test_gpu_coop_3072f test_gpu_coop_3072fn"
         asan_skip_gpu="$asan_skip_gpu test_gpu_coop_4096f test_gpu_coop_4096fn"
         # nginx's master kills a worker still exiting ~1.5 s after SIGTERM (its
