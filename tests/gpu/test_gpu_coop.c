@@ -15,8 +15,10 @@
  * Checked: random and edge inputs (0, 1, n-1, p, multiples of q, all-ones
  * limbs), edge blinding factors (1, n-1), keys with p < q and p > q, several
  * keys in one warp, lanes past the end of the batch (they must store
- * nothing), BADINPUT for c >= n and for r*rinv != 1, FAULT for a key whose
- * dp is wrong, and every output word of a failed item zero.
+ * nothing), the lanes a warp leaves over where an item's lanes do not divide
+ * 32 (run with the warp's last item, whose shuffles they must not disturb),
+ * BADINPUT for c >= n and for r*rinv != 1, FAULT for a key whose dp is
+ * wrong, and every output word of a failed item zero.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
