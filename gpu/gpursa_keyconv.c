@@ -105,22 +105,29 @@ static void to_limbs52(uint64_t *r, const uint32_t *x, int n, int fl)
     }
 }
 
-/* The FP64 constants of one prime m (n limbs, odd): its 52-bit limbs,
- * -m^-1 mod 2^52, R52 mod m and R52^2 / R mod m = 2^(2*52 fl - 32 n) mod m. */
-static void fp_consts(uint64_t *m52, uint64_t *m0inv52, uint64_t *one, uint64_t *in,
-                      const uint32_t *m, int n, int fl)
+/* The FP64 constants of one prime m (n limbs, odd) that depend on the limb
+ * count fl: R52 mod m and R52^2 / R mod m = 2^(2*52 fl - 32 n) mod m, as fl
+ * limbs of 52 bits. */
+static void fp_rconsts(uint64_t *one, uint64_t *in, const uint32_t *m, int n, int fl)
 {
     uint32_t t[GPURSA_MONT_MAX_LIMBS / 2];
-    uint64_t m0 = (uint64_t)m[0] | ((uint64_t)m[1] << 32), x = m0;  /* m0 x = 1 mod 8 */
-    for (int i = 0; i < 5; i++)                                      /* 3 -> 96 bits */
-        x *= 2 - m0 * x;
-    *m0inv52 = (0 - x) & ((1ull << 52) - 1);
-    to_limbs52(m52, m, n, fl);
     pow2_mod(t, 52 * fl, m, n);
     to_limbs52(one, t, n, fl);
     pow2_mod(t, 2 * 52 * fl - 32 * n, m, n);
     to_limbs52(in, t, n, fl);
     gpursa_keyconv_cleanse(t, sizeof(t));
+}
+
+/* ... and the rest: its 52-bit limbs and -m^-1 mod 2^52 */
+static void fp_consts(uint64_t *m52, uint64_t *m0inv52, uint64_t *one, uint64_t *in,
+                      const uint32_t *m, int n, int fl)
+{
+    uint64_t m0 = (uint64_t)m[0] | ((uint64_t)m[1] << 32), x = m0;  /* m0 x = 1 mod 8 */
+    for (int i = 0; i < 5; i++)                                      /* 3 -> 96 bits */
+        x *= 2 - m0 * x;
+    *m0inv52 = (0 - x) & ((1ull << 52) - 1);
+    to_limbs52(m52, m, n, fl);
+    fp_rconsts(one, in, m, n, fl);
 }
 
 int gpursa_keyconv_load(gpursa_rsa_keydata *kd, const gpursa_rsa_key_material *km)
@@ -164,13 +171,9 @@ int gpursa_keyconv_load(gpursa_rsa_keydata *kd, const gpursa_rsa_key_material *k
     kd->fl = GPURSA_FP_LIMBS(hl);
     fp_consts(kd->p52, &kd->p0inv52, kd->p_fone, kd->p_fin, kd->p, hl, kd->fl);
     fp_consts(kd->q52, &kd->q0inv52, kd->q_fone, kd->q_fin, kd->q, hl, kd->fl);
-    kd->fl_min = GPURSA_FP_LIMBS_MIN(hl);
-    {
-        uint64_t m52[GPURSA_FP_MAX_LIMBS], m0inv52;              /* the same as above */
-        fp_consts(m52, &m0inv52, kd->p_fone_min, kd->p_fin_min, kd->p, hl, kd->fl_min);
-        fp_consts(m52, &m0inv52, kd->q_fone_min, kd->q_fin_min, kd->q, hl, kd->fl_min);
-        gpursa_keyconv_cleanse(m52, sizeof(m52));
-    }
+    kd->fl_min = GPURSA_FP_LIMBS_MIN(hl);                      /* p52, q52 serve it too */
+    fp_rconsts(kd->p_fone_min, kd->p_fin_min, kd->p, hl, kd->fl_min);
+    fp_rconsts(kd->q_fone_min, kd->q_fin_min, kd->q, hl, kd->fl_min);
 
     /* The numbers must belong together, or every result would fail the
      * check: p*q == n, qinv < p and qinv*q == 1 mod p. */

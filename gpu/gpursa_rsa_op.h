@@ -71,9 +71,10 @@ typedef struct gpursa_rsa_keydata {
     uint64_t q52[GPURSA_FP_MAX_LIMBS];
     uint64_t q_fone[GPURSA_FP_MAX_LIMBS];
     uint64_t q_fin[GPURSA_FP_MAX_LIMBS];
-    /* ... and for R52 = 2^(52 fl_min), fl_min = GPURSA_FP_LIMBS_MIN(hl), where
-     * that is fewer than fl (RSA-3072: 30 limbs, 10 for each of 3 lanes);
-     * p52 and q52 serve both (their limbs from fl_min on are 0): */
+    /* ... and for R52 = 2^(52 fl_min), fl_min = GPURSA_FP_LIMBS_MIN(hl), which
+     * kernels take where it is fewer than fl (RSA-3072: 30 limbs, 10 for each
+     * of 3 lanes; elsewhere the two sets are equal); p52 and q52 serve both
+     * (their limbs from fl_min on are 0): */
     int32_t fl_min;
     uint64_t p_fone_min[GPURSA_FP_MAX_LIMBS];
     uint64_t p_fin_min[GPURSA_FP_MAX_LIMBS];
