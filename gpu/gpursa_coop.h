@@ -625,6 +625,21 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
 #define GPURSA_FP_IN(kd, h) ((h) ? (kd)->q_fin_min : (kd)->p_fin_min)
 #endif
 #define GPURSA_FP_L (GPURSA_FP_F / GPURSA_COOP_T)
+/* The FP64 exponentiation's window bits: the 32-bit one's (4) unless the
+ * kernel's file sets another. The table, 2^W entries of FL doubles a lane,
+ * is in local memory and every window reads all of it. At 4 bits a block
+ * of 256 threads with 8-10 limbs a lane (or two blocks with 5) holds
+ * 256-320 KB of tables an SM, more than the L1 that local memory goes
+ * through (256 KB with the shared memory), so the reads go to the L2 and
+ * beyond it to DRAM. 3 bits halve the table for a third more
+ * multiplications by a table entry (doc/performance-notes.md, "The window
+ * table and the L1"). */
+#ifndef GPURSA_COOP_FP_W
+#define GPURSA_COOP_FP_W GPURSA_COOP_W
+#endif
+#if GPURSA_COOP_FP_W < 1 || GPURSA_COOP_FP_W > 6
+#error "COOP FP: window bits 1..6"
+#endif
 #if GPURSA_FP_F % GPURSA_COOP_T != 0
 #error "COOP FP: the lanes per half must divide the 52-bit limbs"
 #endif
@@ -984,7 +999,7 @@ GPURSA_COOP_FN void gpursa_fp_load(const gpursa_coop_ctx *c, double *r, const ui
 
 /* The window table: entry k's limb l at GPURSA_FP_TIX(k, l). Limb-major,
  * so that entries 2i and 2i + 1 of a limb are one aligned 16-byte load. */
-#define GPURSA_FP_TIX(k, l) ((l) * (1 << GPURSA_COOP_W) + (k))
+#define GPURSA_FP_TIX(k, l) ((l) * (1 << GPURSA_COOP_FP_W) + (k))
 
 /* r = table entry idx (secret): every entry read, the one kept by mask;
  * two entries a load */
@@ -995,7 +1010,7 @@ GPURSA_COOP_FN void gpursa_fp_table_select(double *r, const double *table, uint3
     for (int l = 0; l < FP_L; l++)
         v[l] = 0;
     GPURSA_COOP_ROLLED
-    for (int k = 0; k < (1 << GPURSA_COOP_W); k += 2) {
+    for (int k = 0; k < (1 << GPURSA_COOP_FP_W); k += 2) {
         uint64_t m0 = 0 - (uint64_t)(((uint64_t)(idx ^ (uint32_t)k) - 1) >> 63);
         uint64_t m1 = 0 - (uint64_t)(((uint64_t)(idx ^ (uint32_t)(k + 1)) - 1) >> 63);
         GPURSA_COOP_UNROLL
@@ -1034,13 +1049,13 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, co
     __syncwarp();
     cw.mask = 0xffffffffu;
 #endif
-    const int bits = 32 * CO_H, W = GPURSA_COOP_W;
+    const int bits = 32 * CO_H, W = GPURSA_COOP_FP_W;
     const uint64_t mp = mp52;
     double fm[FP_L], xf[FP_L], rf[FP_L], t[FP_L], sel[FP_L];
 #ifdef __CUDACC__
     __align__(16)
 #endif
-    double table[(1 << GPURSA_COOP_W) * FP_L];
+    double table[(1 << GPURSA_COOP_FP_W) * FP_L];
     gpursa_fp_load(c, fm, m52);
     gpursa_fp_load(c, t, in52);
     gpursa_fp_from32(c, xf, x);
@@ -1058,8 +1073,9 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, co
         for (int l = 0; l < FP_L; l++)
             table[GPURSA_FP_TIX(k, l)] = t[l];
     }
-    int pos = bits - W;
-    gpursa_fp_table_select(rf, table, gpursa_exp_window(d, bits, pos, W));
+    /* the top window takes the bits that W does not divide (public) */
+    int pos = bits - (bits % W ? bits % W : W);
+    gpursa_fp_table_select(rf, table, gpursa_exp_window(d, bits, pos, bits - pos));
     GPURSA_COOP_ROLLED
     while (pos > 0) {                                        /* pos public */
         pos -= W;
@@ -1078,7 +1094,7 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, co
     gpursa_fp_mul(c, rf, rf, t, fm, mp);                     /* x^d mod m, <= m */
     gpursa_fp_to32(c, r, rf);
     GPURSA_COOP_UNROLL
-    for (int l = 0; l < (1 << GPURSA_COOP_W) * FP_L; l++)
+    for (int l = 0; l < (1 << GPURSA_COOP_FP_W) * FP_L; l++)
         ((volatile double *)table)[l] = 0;
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++) {

@@ -1,5 +1,11 @@
 #!/bin/sh
 # Constant-time test of the COOP kernel's code (gpu/gpursa_coop.h, 32-bit and
 # FP64 limbs) on the emulated warp: test_gpu_coop.c built with
-# -DGPURSA_COOP_CT, run by test_gpu_ct.sh under valgrind memcheck.
-GPURSA_CT_PROG=test_gpu_coop_ct exec sh "$(dirname "$0")/test_gpu_ct.sh" "$@"
+# -DGPURSA_COOP_CT, run by test_gpu_ct.sh under valgrind memcheck; RSA-2048's
+# FP64 shape with its 4-bit window (test_gpu_coop_ct) and with the 3-bit one
+# of the RSA-3072 and 4096 kernels (test_gpu_coop_ct_w3).
+for p in test_gpu_coop_ct test_gpu_coop_ct_w3; do
+    GPURSA_CT_PROG=$p sh "$(dirname "$0")/test_gpu_ct.sh" "$@"
+    rc=$?
+    [ $rc -eq 0 ] || exit $rc
+done
