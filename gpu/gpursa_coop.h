@@ -632,8 +632,9 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  * 256-320 KB of tables an SM, more than the L1 that local memory goes
  * through (256 KB with the shared memory), so the reads go to the L2 and
  * beyond it to DRAM. 3 bits halve the table for a third more
- * multiplications by a table entry (doc/performance-notes.md, "The window
- * table and the L1"). */
+ * multiplications by a table entry, and GPURSA_COOP_FP_SMEM moves entries
+ * into shared memory (below; doc/performance-notes.md, "The window table
+ * and the L1"). */
 #ifndef GPURSA_COOP_FP_W
 #define GPURSA_COOP_FP_W GPURSA_COOP_W
 #endif
@@ -997,32 +998,71 @@ GPURSA_COOP_FN void gpursa_fp_load(const gpursa_coop_ctx *c, double *r, const ui
         r[l] = gpursa_fp_u52(v[c->k * FP_L + l]);
 }
 
-/* The window table: entry k's limb l at GPURSA_FP_TIX(k, l). Limb-major,
- * so that entries 2i and 2i + 1 of a limb are one aligned 16-byte load. */
-#define GPURSA_FP_TIX(k, l) ((l) * (1 << GPURSA_COOP_FP_W) + (k))
+/* The window table, 2^W entries of FL doubles a lane: the first
+ * GPURSA_COOP_FP_SMEM of them (an even number; 0 by default) in the block's
+ * dynamic shared memory ts, the others in local memory tl. Each part is
+ * limb-major, so that entries 2i and 2i + 1 of a limb are one aligned 16-byte
+ * load; in shared memory the 16-byte pairs of a block's threads lie side by
+ * side, a warp's read of one pair 512 consecutive bytes (the host emulation:
+ * a thread's own array). Shared memory does not go through the L1, whose
+ * misses on the table went to the L2 and DRAM (GPURSA_COOP_FP_W, above).
+ * The addresses depend on the thread and public indices only. */
+#ifndef GPURSA_COOP_FP_SMEM
+#define GPURSA_COOP_FP_SMEM 0
+#endif
+#if GPURSA_COOP_FP_SMEM % 2 != 0 || GPURSA_COOP_FP_SMEM > (1 << GPURSA_COOP_FP_W)
+#error "COOP FP: an even number of table entries in shared memory, at most 2^W"
+#endif
+enum { FP_E = 1 << GPURSA_COOP_FP_W, FP_NS = GPURSA_COOP_FP_SMEM, FP_NL = FP_E - FP_NS };
+#ifdef __CUDACC__
+#define GPURSA_FP_SSTRIDE GPURSA_COOP_THREADS
+#else
+#define GPURSA_FP_SSTRIDE 1
+#endif
+/* entry k's limb l: at ts[GPURSA_FP_SIX(k, l)] for k < NS, else tl[GPURSA_FP_LIX(k, l)] */
+#define GPURSA_FP_SIX(k, l) (2 * GPURSA_FP_SSTRIDE * ((l) * (FP_NS / 2) + (k) / 2) + (k) % 2)
+#define GPURSA_FP_LIX(k, l) ((l) * FP_NL + (k) - FP_NS)
+
+GPURSA_COOP_FN double *gpursa_fp_entry(double *ts, double *tl, int k, int l)
+{
+    return k < FP_NS ? &ts[GPURSA_FP_SIX(k, l)] : &tl[GPURSA_FP_LIX(k, l)];
+}
+
+/* v |= the pair at p (entries k and k + 1 of a limb), each kept by its mask */
+GPURSA_COOP_FN uint64_t gpursa_fp_pick(const double *p, uint64_t m0, uint64_t m1)
+{
+#ifdef __CUDACC__
+    const double2 e = *(const double2 *)p;
+    return (gpursa_fp_bits(e.x) & m0) | (gpursa_fp_bits(e.y) & m1);
+#else
+    return (gpursa_fp_bits(p[0]) & m0) | (gpursa_fp_bits(p[1]) & m1);
+#endif
+}
+
+/* the masks of entries k and k + 1: all ones for the one equal to idx */
+#define GPURSA_FP_MASK(idx, k) (0 - (uint64_t)(((uint64_t)((idx) ^ (uint32_t)(k)) - 1) >> 63))
 
 /* r = table entry idx (secret): every entry read, the one kept by mask;
  * two entries a load */
-GPURSA_COOP_FN void gpursa_fp_table_select(double *r, const double *table, uint32_t idx)
+GPURSA_COOP_FN void gpursa_fp_table_select(double *r, const double *ts, const double *tl, uint32_t idx)
 {
     uint64_t v[FP_L];
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++)
         v[l] = 0;
     GPURSA_COOP_ROLLED
-    for (int k = 0; k < (1 << GPURSA_COOP_FP_W); k += 2) {
-        uint64_t m0 = 0 - (uint64_t)(((uint64_t)(idx ^ (uint32_t)k) - 1) >> 63);
-        uint64_t m1 = 0 - (uint64_t)(((uint64_t)(idx ^ (uint32_t)(k + 1)) - 1) >> 63);
+    for (int k = 0; k < FP_NS; k += 2) {
+        const uint64_t m0 = GPURSA_FP_MASK(idx, k), m1 = GPURSA_FP_MASK(idx, k + 1);
         GPURSA_COOP_UNROLL
-        for (int l = 0; l < FP_L; l++) {
-#ifdef __CUDACC__
-            const double2 e = *(const double2 *)&table[GPURSA_FP_TIX(k, l)];
-            v[l] |= (gpursa_fp_bits(e.x) & m0) | (gpursa_fp_bits(e.y) & m1);
-#else
-            v[l] |= (gpursa_fp_bits(table[GPURSA_FP_TIX(k, l)]) & m0)
-                    | (gpursa_fp_bits(table[GPURSA_FP_TIX(k + 1, l)]) & m1);
-#endif
-        }
+        for (int l = 0; l < FP_L; l++)
+            v[l] |= gpursa_fp_pick(&ts[GPURSA_FP_SIX(k, l)], m0, m1);
+    }
+    GPURSA_COOP_ROLLED
+    for (int k = FP_NS; k < FP_E; k += 2) {
+        const uint64_t m0 = GPURSA_FP_MASK(idx, k), m1 = GPURSA_FP_MASK(idx, k + 1);
+        GPURSA_COOP_UNROLL
+        for (int l = 0; l < FP_L; l++)
+            v[l] |= gpursa_fp_pick(&tl[GPURSA_FP_LIX(k, l)], m0, m1);
     }
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++)
@@ -1053,9 +1093,13 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, co
     const uint64_t mp = mp52;
     double fm[FP_L], xf[FP_L], rf[FP_L], t[FP_L], sel[FP_L];
 #ifdef __CUDACC__
+    extern __shared__ double2 gpursa_fp_smem[];
+    double *const ts = (double *)(gpursa_fp_smem + threadIdx.x);
     __align__(16)
+#else
+    double ts[FP_NS > 0 ? FP_NS * FP_L : 2];
 #endif
-    double table[(1 << GPURSA_COOP_FP_W) * FP_L];
+    double tl[FP_NL > 0 ? FP_NL * FP_L : 2];
     gpursa_fp_load(c, fm, m52);
     gpursa_fp_load(c, t, in52);
     gpursa_fp_from32(c, xf, x);
@@ -1063,26 +1107,26 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, co
     gpursa_fp_load(c, t, one52);
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++) {
-        table[GPURSA_FP_TIX(0, l)] = t[l];
-        table[GPURSA_FP_TIX(1, l)] = t[l] = xf[l];
+        *gpursa_fp_entry(ts, tl, 0, l) = t[l];
+        *gpursa_fp_entry(ts, tl, 1, l) = t[l] = xf[l];
     }
     GPURSA_COOP_ROLLED
     for (int k = 2; k < (1 << W); k++) {                     /* t = x^k */
         gpursa_fp_mul(c, t, t, xf, fm, mp);
         GPURSA_COOP_UNROLL
         for (int l = 0; l < FP_L; l++)
-            table[GPURSA_FP_TIX(k, l)] = t[l];
+            *gpursa_fp_entry(ts, tl, k, l) = t[l];
     }
     /* the top window takes the bits that W does not divide (public) */
     int pos = bits - (bits % W ? bits % W : W);
-    gpursa_fp_table_select(rf, table, gpursa_exp_window(d, bits, pos, bits - pos));
+    gpursa_fp_table_select(rf, ts, tl, gpursa_exp_window(d, bits, pos, bits - pos));
     GPURSA_COOP_ROLLED
     while (pos > 0) {                                        /* pos public */
         pos -= W;
 #if defined(__CUDACC__) && defined(GPURSA_COOP_FP_BARRIER)
         __syncthreads();                                     /* every thread of the block comes here */
 #endif
-        gpursa_fp_table_select(sel, table, gpursa_exp_window(d, bits, pos, W));
+        gpursa_fp_table_select(sel, ts, tl, gpursa_exp_window(d, bits, pos, W));
         GPURSA_COOP_ROLLED
         for (int s = 0; s < W; s++)
             gpursa_fp_sqr(c, rf, rf, fm, mp);
@@ -1094,8 +1138,11 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, co
     gpursa_fp_mul(c, rf, rf, t, fm, mp);                     /* x^d mod m, <= m */
     gpursa_fp_to32(c, r, rf);
     GPURSA_COOP_UNROLL
-    for (int l = 0; l < (1 << GPURSA_COOP_FP_W) * FP_L; l++)
-        ((volatile double *)table)[l] = 0;
+    for (int k = 0; k < FP_E; k++) {
+        GPURSA_COOP_UNROLL
+        for (int l = 0; l < FP_L; l++)
+            *(volatile double *)gpursa_fp_entry(ts, tl, k, l) = 0;
+    }
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++) {
         ((volatile double *)xf)[l] = 0;

@@ -5,6 +5,7 @@
 #define GPURSA_COOP_H 32
 #define GPURSA_COOP_L 8
 #define GPURSA_COOP_FP 1
+#define GPURSA_COOP_FP_SMEM 8    /* of the table's 16 entries in shared memory */
 #include "gpu/kernels_coop.cuh"
 
 GPURSA_COOP_EXPORT(gpursa_cuda_launch_2048_fp, gpursa_cuda_regs_2048_fp)

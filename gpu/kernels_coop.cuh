@@ -7,6 +7,7 @@
 #define GPURSA_KERNELS_COOP_CUH
 
 #include "gpu/gpursa_cuda_kernels.h"
+#define GPURSA_COOP_THREADS 256 /* a block (below) */
 #include "gpu/gpursa_coop.h"
 
 /* ---- 2T threads per item (COOP, gpursa_coop.h) ----------------------------------------- */
@@ -19,7 +20,12 @@
  * kernels of 8 lanes a half, up to 2,048 items in flight: 128 blocks) sets
  * GPURSA_COOP_ONE_BLOCK: then ptxas may take every register it can use for
  * one block an SM, where on its own it aims at more blocks and spills. */
-#define GPURSA_COOP_THREADS 256
+#if defined(GPURSA_COOP_FP) && GPURSA_COOP_FP_SMEM > 0
+/* the FP64 window tables' entries in shared memory (gpursa_coop.h) */
+#define GPURSA_COOP_SMEM ((size_t)GPURSA_COOP_THREADS * GPURSA_COOP_FP_SMEM * GPURSA_FP_L * sizeof(double))
+#else
+#define GPURSA_COOP_SMEM ((size_t)0)
+#endif
 #ifdef GPURSA_COOP_ONE_BLOCK
 #define GPURSA_COOP_BOUNDS __launch_bounds__(GPURSA_COOP_THREADS, 1)
 #else
@@ -45,13 +51,21 @@ static cudaError_t gpursa_coop_launch(const gpursa_cuda_args *a, cudaStream_t s)
     ca.status = a->status;
     ca.count = a->count;
     ca.stride = a->stride;
-    gpursa_coop_kernel<<<(unsigned)((lanes + threads - 1) / threads), threads, 0, s>>>(ca);
+    gpursa_coop_kernel<<<(unsigned)((lanes + threads - 1) / threads), threads, GPURSA_COOP_SMEM, s>>>(ca);
     return cudaGetLastError();
 }
 
+/* Also run where a device opens (gpursa_cuda_open, with it current): a
+ * kernel's shared memory above 48 KB must be allowed on each device once. */
 static int gpursa_coop_regs(void)
 {
     cudaFuncAttributes attr;
+    if (GPURSA_COOP_SMEM > 48 * 1024
+        && cudaFuncSetAttribute(gpursa_coop_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)GPURSA_COOP_SMEM) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
     if (cudaFuncGetAttributes(&attr, gpursa_coop_kernel) != cudaSuccess) {
         (void)cudaGetLastError();
         return 0;
