@@ -1028,7 +1028,8 @@ GPURSA_COOP_FN double *gpursa_fp_entry(double *ts, double *tl, int k, int l)
     return k < FP_NS ? &ts[GPURSA_FP_SIX(k, l)] : &tl[GPURSA_FP_LIX(k, l)];
 }
 
-/* v |= the pair at p (entries k and k + 1 of a limb), each kept by its mask */
+/* the pair at p (entries k and k + 1 of a limb), each kept by its mask,
+ * ORed together */
 GPURSA_COOP_FN uint64_t gpursa_fp_pick(const double *p, uint64_t m0, uint64_t m1)
 {
 #ifdef __CUDACC__

@@ -55,8 +55,8 @@ static cudaError_t gpursa_coop_launch(const gpursa_cuda_args *a, cudaStream_t s)
     return cudaGetLastError();
 }
 
-/* Also run where a device opens (gpursa_cuda_open, with it current): a
- * kernel's shared memory above 48 KB must be allowed on each device once. */
+/* Also run where a device opens (gpursa_cuda_device_open, with it current):
+ * a kernel's shared memory above 48 KB is allowed there, once per device. */
 static int gpursa_coop_regs(void)
 {
     cudaFuncAttributes attr;
