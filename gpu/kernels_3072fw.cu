@@ -8,8 +8,7 @@
 #define GPURSA_COOP_H 48
 #define GPURSA_COOP_L 16
 #define GPURSA_COOP_FP 1
-#define GPURSA_COOP_FP_SMEM 8    /* the whole window table in shared memory */
-#define GPURSA_COOP_FP_W 3       /* a window table of half the size */
+#define GPURSA_COOP_FP_SMEM 8    /* of the window table's 16 entries in shared memory */
 #define GPURSA_COOP_FP_EARLY 1   /* lane 0's carry ahead of m q */
 #define GPURSA_COOP_FP_BARRIER 1 /* the block's warps meet at each window */
 #include "gpu/kernels_coop.cuh"

@@ -2,8 +2,8 @@
 # Constant-time test of the COOP kernel's code (gpu/gpursa_coop.h, 32-bit and
 # FP64 limbs) on the emulated warp: test_gpu_coop.c built with
 # -DGPURSA_COOP_CT, run by test_gpu_ct.sh under valgrind memcheck; RSA-2048's
-# FP64 shape with its 4-bit window (test_gpu_coop_ct) and with the 3-bit one
-# of the RSA-3072 and 4096 kernels (test_gpu_coop_ct_w3).
+# FP64 shape with its 4-bit window, half the table in "shared memory"
+# (test_gpu_coop_ct), and with the 3-bit one of kernels_3072f.cu (test_gpu_coop_ct_w3).
 for p in test_gpu_coop_ct test_gpu_coop_ct_w3; do
     GPURSA_CT_PROG=$p sh "$(dirname "$0")/test_gpu_ct.sh" "$@"
     rc=$?
