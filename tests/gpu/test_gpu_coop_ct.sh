@@ -4,8 +4,4 @@
 # -DGPURSA_COOP_CT, run by test_gpu_ct.sh under valgrind memcheck; RSA-2048's
 # FP64 shape with its 4-bit window, half the table in "shared memory"
 # (test_gpu_coop_ct), and with the 3-bit one of kernels_3072f.cu (test_gpu_coop_ct_w3).
-for p in test_gpu_coop_ct test_gpu_coop_ct_w3; do
-    GPURSA_CT_PROG=$p sh "$(dirname "$0")/test_gpu_ct.sh" "$@"
-    rc=$?
-    [ $rc -eq 0 ] || exit $rc
-done
+GPURSA_CT_PROG="test_gpu_coop_ct test_gpu_coop_ct_w3" exec sh "$(dirname "$0")/test_gpu_ct.sh" "$@"

@@ -5,9 +5,6 @@
 # -DGPURSA_COOP_CT_MONT, each run by test_gpu_ct.sh under valgrind memcheck (RSA-2048's
 # shape also runs the whole operation: test_gpu_coop_ct.sh).
 # (GPURSA_CT_ORIGINS=yes in the environment: with the origins of a report)
-for p in test_gpu_coop_ct_2048f test_gpu_coop_ct_3072f test_gpu_coop_ct_3072fn test_gpu_coop_ct_3072fw \
-    test_gpu_coop_ct_4096f test_gpu_coop_ct_4096fn; do
-    GPURSA_CT_PROG=$p GPURSA_CT_ORIGINS=${GPURSA_CT_ORIGINS:-no} sh "$(dirname "$0")/test_gpu_ct.sh" "$@"
-    rc=$?
-    [ $rc -eq 0 ] || exit $rc
-done
+GPURSA_CT_PROG="test_gpu_coop_ct_2048f test_gpu_coop_ct_3072f test_gpu_coop_ct_3072fn test_gpu_coop_ct_3072fw \
+test_gpu_coop_ct_4096f test_gpu_coop_ct_4096fn" GPURSA_CT_ORIGINS=${GPURSA_CT_ORIGINS:-no} \
+    exec sh "$(dirname "$0")/test_gpu_ct.sh" "$@"
