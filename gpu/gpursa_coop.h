@@ -562,41 +562,35 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  * pipe's ceiling (doc/performance-notes.md, "Kernels"). The
  * FP64 pipe is a separate one, as fast as IMAD, and two FMAs give a product
  * of 52-bit limbs (Emmart, Zheng and Weems, "Faster modular exponentiation
- * using double precision floating point arithmetic on the GPU", ARITH 2018),
- * here for signed limbs (below): for |ab| <= 2^103, B = 1.5 2^104,
- *   hi = fma_rz(a, b, B)               B + floor(ab / 2^52) 2^52
- *   lo = fma(a, b, (B + 2^52) - hi)    2^52 + (ab mod 2^52), exact
- * (B + ab stays within [2^104, 2^105], where a double's unit is 2^52), so
- * the bits of hi and lo, read as integers, are the product's two halves
- * (hi signed) plus constants. 2,704 product bits for three FP64 operations
- * and two 64-bit integer adds.
+ * using double precision floating point arithmetic on the GPU", ARITH 2018):
+ *   hi = fma_rz(a, b, 2^104)           2^104 + floor(ab / 2^52) 2^52
+ *   lo = fma(a, b, (2^104 + 2^52) - hi) 2^52 + (ab mod 2^52), exact
+ * so the bits of hi and lo, read as integers, are the product's two halves
+ * plus the exponent bits (for ab <= 2^104: hi = 2^105 for ab = 2^104, whose
+ * bits are those of 2^104 plus 2^52 2^52). 2,704 product bits for three
+ * FP64 operations and two 64-bit integer adds.
  *
  * With GPURSA_COOP_FP the item's two secret exponentiations run here (the
  * rest of the operation stays in 32-bit limbs: about 50 of its 1,330
- * multiplications). A half-length number is F = GPURSA_FP_LIMBS(H) signed
- * limbs (digits) of radix 2^52, FL per lane (lane k: limbs k FL .. k FL +
- * FL - 1), each a double in [-2^51, 2^51]. Signed, so that a squaring's
- * doubled products 2 a_s a_t (below) are one product of a_s and 2 a_t,
- * within the split's |ab| <= 2^103, rather than a product whose halves are
- * doubled by integer adds (two more a product).
+ * multiplications). A half-length number is F = GPURSA_FP_LIMBS(H) limbs
+ * of radix 2^52, FL per lane (lane k: limbs k FL .. k FL + FL - 1), each
+ * limb a double of at most 2^52 (the settle below).
  * Montgomery multiplication with R52 = 2^(52 F) is the CIOS loop of
  * gpursa_coop_mont over 64-bit column sums: per limb b_j, the lanes add the
  * halves of a_l b_j and m_l q into columns l and l + 1 (column FL is the
  * lane's spill into the next lane's column 0), q comes from lane 0's column
  * 0, and the columns shift down one (lane 0's carry, column 0 >> 52, goes
- * into its new column 0). q is in [0, 2^52), so m q >= 0. A column
- * receives at most 4 (F + 1) halves, each of magnitude below 2^52, before
- * it leaves, so its signed sum stays far inside 64 bits. Since R52 > 4m,
+ * into its new column 0). A column receives at most 4 (F + 1) halves of
+ * < 2^52 each before it leaves, so 64 bits never overflow. Since R52 > 4m,
  * inputs below 2m give an output below 2m (Walter), so there is no final
- * subtraction; the output is normalised to signed limbs by normalising
- * value + C, C = 2^51 (1 + 2^52 + 2^104 + ...), to limbs in [0, 2^52] and
- * taking 2^51 off each: a carry pass in each lane, the lane's top carry
- * into the next lane and a second pass, whose carry out of the lane (0 or
- * 1) the next lane adds to its limb 0 and stops there (2^52 at most). The
- * exponentiation leaves
- * the FP domain by a multiplication by 1 whose output is normalised to
- * limbs in [0, 2^52): the fully reduced x^d (at most m, and m only for x =
- * 0 mod m).
+ * subtraction. The output is settled lazily: a carry pass in each lane, the
+ * lane's top carry into the next lane and a second pass, whose carry out
+ * of the lane (0 or 1) the next lane adds to its limb 0 and no further, so
+ * a lane's limb 0 may be 2^52 and every product stays within ab <= 2^104;
+ * no ballot look-ahead and third pass (as gpursa_coop_settle) in the loop.
+ * The exponentiation leaves the FP domain by a multiplication by 1, settled
+ * fully (limbs below 2^52), which gives the fully reduced x^d (at most m,
+ * and m only for x = 0 mod m).
  *
  * The exponentiation's squarings run gpursa_fp_sqr, about 40 % fewer limb
  * products of a by b than gpursa_fp_mul, so its window loop holds two
@@ -657,25 +651,23 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
 #endif
 enum { FP_F = GPURSA_FP_F, FP_L = GPURSA_FP_L };
 #define GPURSA_FP_M52 ((1ull << 52) - 1)
-/* The bits of the doubles 1.5 2^104 + hi 2^52 and 2^52 + lo
- * (gpursa_fp_prod) are hi and lo plus these: the bits of 1.5 2^104 (the hi
- * half of a zero product) and the exponent bits of 2^52. */
-#define GPURSA_FP_HI_BIAS 0x4678000000000000ull
+/* The bits of the doubles 2^104 + hi 2^52 and 2^52 + lo (gpursa_fp_prod)
+ * are hi and lo plus these: the exponent bits of 2^104 and of 2^52. */
+#define GPURSA_FP_HI_BIAS 0x4670000000000000ull
 #define GPURSA_FP_LO_BIAS 0x4330000000000000ull
-/* In units of 2^52: a lo half, and two hi halves (one is not a multiple) */
+/* The same in units of 2^52 */
+#define GPURSA_FP_HI_B (GPURSA_FP_HI_BIAS >> 52)
 #define GPURSA_FP_LO_B (GPURSA_FP_LO_BIAS >> 52)
-#define GPURSA_FP_HI2_B ((2 * GPURSA_FP_HI_BIAS) >> 52)
-#define GPURSA_FP_HALF (1ull << 51)
 
 #ifdef __CUDACC__
 GPURSA_COOP_FN uint64_t gpursa_fp_bits(double x) { return (uint64_t)__double_as_longlong(x); }
 GPURSA_COOP_FN double gpursa_fp_from_bits(uint64_t v) { return __longlong_as_double((long long)v); }
-/* the two halves of a b (integers, |a b| <= 2^103): floor(a b / 2^52) +
- * GPURSA_FP_HI_BIAS and (a b mod 2^52) + GPURSA_FP_LO_BIAS */
+/* the two halves of a b (integers, a, b <= 2^52, ab <= 2^104), each plus
+ * the exponent bits of its double (GPURSA_FP_HI_BIAS, _LO_BIAS) */
 GPURSA_COOP_FN void gpursa_fp_prod(double a, double b, uint64_t *hi, uint64_t *lo)
 {
-    double h = __fma_rz(a, b, 0x1.8p104);
-    double l = __fma_rn(a, b, __dsub_rn(0x1.8p104 + 0x1p52, h));
+    double h = __fma_rz(a, b, 0x1p104);
+    double l = __fma_rn(a, b, __dsub_rn(0x1p104 + 0x1p52, h));
     *hi = gpursa_fp_bits(h);
     *lo = gpursa_fp_bits(l);
 }
@@ -693,28 +685,21 @@ GPURSA_COOP_FN double gpursa_fp_from_bits(uint64_t v)
     memcpy(&x, &v, sizeof(x));
     return x;
 }
-/* The host: the exact product of 128-bit integers. (int64_t)x is one
- * conversion instruction, without branches (x86-64 cvttsd2si, AArch64
- * fcvtzs), unlike a conversion to uint64_t (gpursa_fp_d2u52). */
+GPURSA_COOP_FN uint64_t gpursa_fp_d2u52(double x);
 GPURSA_COOP_FN void gpursa_fp_prod(double a, double b, uint64_t *hi, uint64_t *lo)
 {
-    const __int128 p = (__int128)(int64_t)a * (int64_t)b;
-    *hi = (uint64_t)(int64_t)(p >> 52) + GPURSA_FP_HI_BIAS; /* floor */
+    unsigned __int128 p = (unsigned __int128)gpursa_fp_d2u52(a) * gpursa_fp_d2u52(b);
+    *hi = (uint64_t)(p >> 52) + GPURSA_FP_HI_BIAS;
     *lo = ((uint64_t)p & GPURSA_FP_M52) | GPURSA_FP_LO_BIAS;
 }
 #endif
 
-/* an integer below 2^52 as a double: its bits under the exponent of 2^52,
- * less 2^52 (exact; a conversion instruction is slower) */
+/* an integer of at most 2^52 as a double: its bits added to those of 2^52
+ * (2^52 itself carries into the exponent: 2^53), less 2^52 (exact; a
+ * conversion instruction is slower) */
 GPURSA_COOP_FN double gpursa_fp_u52(uint64_t v)
 {
-    return gpursa_fp_from_bits(v | GPURSA_FP_LO_BIAS) - 0x1p52;
-}
-
-/* v <= 2^52 less 2^51, a signed limb, as a double (an add: v may be 2^52) */
-GPURSA_COOP_FN double gpursa_fp_s52(uint64_t v)
-{
-    return gpursa_fp_from_bits(v + GPURSA_FP_LO_BIAS) - 0x1.8p52;
+    return gpursa_fp_from_bits(v + GPURSA_FP_LO_BIAS) - 0x1p52;
 }
 
 /* ... and back (x an integer below 2^52). Not a conversion instruction:
@@ -767,12 +752,11 @@ GPURSA_COOP_FN double gpursa_fp_shfl(const gpursa_coop_ctx *c, double v, int src
     return gpursa_fp_from_bits(gpursa_fp_shfl64(c, gpursa_fp_bits(v), src));
 }
 
-/* Normalise the group's column sums (acc[0..FL-1] per lane, each < 2^63)
- * to limbs of their value mod R52, r as doubles: limbs < 2^52 (sout 0), or
- * limbs <= 2^52 less 2^51 each (sout 1: signed limbs of the value less C;
- * the last carry between lanes goes into limb 0 of the lane above, and no
- * further). */
-GPURSA_COOP_FN void gpursa_fp_settle(const gpursa_coop_ctx *c, double *r, uint64_t *acc, int sout)
+/* Normalise the group's column sums (acc[0..FL-1] per lane, each < 2^63;
+ * the value below R52) to limbs < 2^52, r as doubles; lazy: the last carry
+ * between lanes (0 or 1) goes into the next lane's limb 0 and no further,
+ * which may so be 2^52. */
+GPURSA_COOP_FN void gpursa_fp_settle(const gpursa_coop_ctx *c, double *r, uint64_t *acc, int lazy)
 {
     uint64_t s;
     uint32_t cin, in, out;
@@ -792,12 +776,12 @@ GPURSA_COOP_FN void gpursa_fp_settle(const gpursa_coop_ctx *c, double *r, uint64
         s >>= 52;
     }
     /* now s is 0 or 1 */
-    if (sout) {
+    if (lazy) {
         cin = gpursa_coop_shfl(c, (uint32_t)s, c->k == 0 ? c->lane : c->lane - 1);
         acc[0] += c->k == 0 ? 0 : cin;
         GPURSA_COOP_UNROLL
         for (int l = 0; l < FP_L; l++)
-            r[l] = gpursa_fp_s52(acc[l]);
+            r[l] = gpursa_fp_u52(acc[l]);
         return;
     }
     /* the 0/1 carries between lanes by look-ahead */
@@ -818,19 +802,10 @@ GPURSA_COOP_FN void gpursa_fp_settle(const gpursa_coop_ctx *c, double *r, uint64
     }
 }
 
-/* r: the signed limbs of the number whose limbs < 2^52 are v (below R52 -
- * C); v is overwritten */
-GPURSA_COOP_FN void gpursa_fp_signed(const gpursa_coop_ctx *c, double *r, uint64_t *v)
-{
-    GPURSA_COOP_UNROLL
-    for (int l = 0; l < FP_L; l++)
-        v[l] += GPURSA_FP_HALF;
-    gpursa_fp_settle(c, r, v, 1);
-}
-
-/* The weight of a_l b_j (l, j: limb indices within a lane) in step j: 1 in
- * a multiplication; in a squaring 1 for l = j, 2 or 0 otherwise (below), so
- * that each product a_s a_t of two limbs is computed once, as a_t (2 a_s). */
+/* How often step j of a multiplication adds the halves of a_l b_j (l, j:
+ * limb indices within a lane) into the columns: 1 in a multiplication; in
+ * a squaring 1 for l = j, 2 or 0 otherwise (below), so that each product
+ * a_s a_t of two limbs is computed once and doubled. */
 GPURSA_COOP_FN uint64_t gpursa_fp_w(int sq, int j, int l)
 {
     const int d = (l - j + FP_L) % FP_L;
@@ -839,20 +814,12 @@ GPURSA_COOP_FN uint64_t gpursa_fp_w(int sq, int j, int l)
     return 2 * d < FP_L || (2 * d == FP_L && j < FP_L / 2) ? 2 : 0;
 }
 
-/* The lo halves that step j adds to the column at limb index r of a lane:
- * those of m_r q and, unless its weight is 0, of a_r b_j */
-GPURSA_COOP_FN uint64_t gpursa_fp_nlo(int sq, int j, int r)
-{
-    return gpursa_fp_w(sq, j, r) != 0 ? 2 : 1;
-}
-
 /* Bias units (gpursa_fp_mul) that step j adds to a column at an inner
- * position (1..F-1) whose limb index within its lane is r: its lo halves,
- * and two hi halves (of m_{r-1} q, and of a_{r-1} b_j or in its place the
- * hi half of a zero product) */
+ * position (1..F-1) whose limb index within its lane is r */
 GPURSA_COOP_FN uint64_t gpursa_fp_bias_step(int sq, int j, int r)
 {
-    return GPURSA_FP_LO_B * gpursa_fp_nlo(sq, j, r) + GPURSA_FP_HI2_B;
+    return GPURSA_FP_LO_B * (1 + gpursa_fp_w(sq, j, r))
+           + GPURSA_FP_HI_B * (1 + gpursa_fp_w(sq, j, (r + FP_L - 1) % FP_L));
 }
 
 /* ... over FL consecutive steps, for a column whose limb index is r at the
@@ -867,18 +834,13 @@ GPURSA_COOP_FN uint64_t gpursa_fp_bias_period(int sq, int r)
 }
 
 /* r = a b / R52 mod m (a == b, sq: a squaring), lazily: a, b < 2m gives
- * r < 2m, in signed limbs (sout 1) or in limbs < 2^52 (sout 0). r may be a
- * or b.
+ * r < 2m, settled lazily (lazy) or fully. r may be a or b.
  *
- * The halves enter the column sums with their constant bits
- * (gpursa_fp_prod): a lo half's are a multiple of 2^52, a hi half's are
- * not, but every step adds two hi halves to a column (where a squaring
- * skips a_{l-1} b_j, the hi half of a zero product takes its place), and
- * two are. So q (a column mod 2^52) does not see them, and sums wrap
- * (two's complement, the halves and sums being signed), so they can be
- * taken off once where a column's upper bits are read: at lane 0's column
- * 0, once per step before its carry leaves, and from the columns left at
- * the end. A column's
+ * The halves enter the column sums with their exponent bits
+ * (gpursa_fp_prod): those are multiples of 2^52, so q (a column mod 2^52)
+ * does not see them, and unsigned sums wrap, so they can be taken off once
+ * where a column's upper bits are read: at lane 0's column 0, once per step
+ * before its carry leaves, and from the columns left at the end. A column's
  * position in the number (its limb index, one down per step) and the step
  * (j, its limb index within a lane) say which halves it took, all public
  * and known when compiled except the lane k and the step's i0, of which
@@ -897,22 +859,19 @@ GPURSA_COOP_FN uint64_t gpursa_fp_bias_period(int sq, int r)
  * (the diagonal, or two lanes' same index) is computed at both steps with
  * weight 1. So every lane does the same (FL + 1) / 2 products a step on
  * average instead of FL, the limb indices are constants and nothing depends
- * on the lane. A weight-2 product is a_t (2 a_s): |a_t 2 a_s| <= 2^103 for
- * signed limbs, within the split. */
+ * on the lane. The doubling is two integer adds of the same half: 2 a_s a_t
+ * < 2^105 cannot be split by the FMAs above. */
 GPURSA_COOP_FN void gpursa_fp_mont(const gpursa_coop_ctx *c, double *r, const double *a, const double *b,
-                                   const double *m, uint64_t mp, int sq, int sout)
+                                   const double *m, uint64_t mp, int sq, int lazy)
 {
     uint64_t acc[FP_L + 1];
     /* Constant per lane, so that no step selects by lane: only lane 0
      * carries out of its column 0 (a shift by 32 gives the other lanes
      * none), and the shift down is a rotation of the group, in which the
      * top lane takes lane 0's column 0: 0 mod 2^52, and its high word (the
-     * carry and the bias) cleared by keep, so 0. The carry is signed: lane
-     * 0 shifts the column plus 2^63 (in ub below), so it takes the carry
-     * plus 2^11, and adds unbias11. */
+     * carry and the bias) cleared by keep, so 0. */
     const uint32_t cshift = c->k == 0 ? 20u : 32u;
     const uint64_t keep = c->k == 0 ? 0xffffffffull : ~0ull;
-    const uint64_t unbias11 = c->k == 0 ? 0 - (1ull << 11) : 0;
     const int below = c->gbase + (c->k + 1) % CO_T;
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++)
@@ -924,11 +883,10 @@ GPURSA_COOP_FN void gpursa_fp_mont(const gpursa_coop_ctx *c, double *r, const do
             uint64_t hi, lo, up = 0, down;
             uint32_t carry;
             double bj = gpursa_fp_shfl(c, b[j], c->gbase + i0), q;
-            const double bj2 = bj + bj;                      /* used by weight-2 products only */
             /* the bias of the column that leaves lane 0 at this step: full
              * periods for i0, then steps 0..j of this one (at positions j..0;
              * position 0 takes lo halves only) */
-            uint64_t bias0 = GPURSA_FP_LO_B * gpursa_fp_nlo(sq, j, 0);
+            uint64_t bias0 = GPURSA_FP_LO_B * (1 + gpursa_fp_w(sq, j, 0));
             uint32_t ub;
             GPURSA_COOP_UNROLL
             for (int u = 0; u < j; u++)
@@ -937,18 +895,18 @@ GPURSA_COOP_FN void gpursa_fp_mont(const gpursa_coop_ctx *c, double *r, const do
             for (int l = 0; l < FP_L; l++) {                 /* column l: lo a_l, hi a_{l-1} */
                 const uint64_t w = gpursa_fp_w(sq, j, l);
                 if (w != 0) {
-                    gpursa_fp_prod(a[l], w == 2 ? bj2 : bj, &hi, &lo);
-                    acc[l] += lo + up;
-                    up = hi;
+                    gpursa_fp_prod(a[l], bj, &hi, &lo);
+                    acc[l] += w == 2 ? lo + lo + up : lo + up;
+                    up = w == 2 ? hi + hi : hi;
                 } else {
                     acc[l] += up;
-                    up = GPURSA_FP_HI_BIAS;                  /* a zero product's hi half */
+                    up = 0;
                 }
             }
             acc[FP_L] = up;                                  /* the spill into the next lane */
             q = gpursa_fp_shfl(c, gpursa_fp_q(acc[0], mp), c->gbase);
             ub = (uint32_t)i0 * (uint32_t)(0u - (gpursa_fp_bias_period(sq, j) << 20))
-                 + (uint32_t)(0u - (bias0 << 20)) + 0x80000000u;
+                 + (uint32_t)(0u - (bias0 << 20));
 #ifdef GPURSA_COOP_FP_EARLY
             /* lane 0's carry before m_0 q is added, off the chain from q to
              * the next column: that half makes the column a multiple of
@@ -973,48 +931,41 @@ GPURSA_COOP_FN void gpursa_fp_mont(const gpursa_coop_ctx *c, double *r, const do
             GPURSA_COOP_UNROLL
             for (int l = 0; l < FP_L - 1; l++)
                 acc[l] = acc[l + 1];
-            acc[0] += carry + unbias11;
+            acc[0] += carry;
             acc[FP_L - 1] = acc[FP_L] + up + down;
         }
     }
     /* The column at position p = k FL + l was made at step p (position F:
-     * two hi halves), then took F - 1 - p inner steps: T - 1 - k full
-     * periods and the FL - 1 - l steps after step p (in a multiplication
-     * HI2_B + (F - 1 - p) (HI2_B + 2 LO_B)). Then, for the settle, which
-     * wants columns in [0, 2^63): 2^62 added to every column and 2^10 taken
-     * from every one but the lowest (the same value, but 2^10 R52, which
-     * the settle drops with all else above R52), and 2^51 added for C where
-     * the limbs are to be signed. */
+     * the hi halves of limb FL - 1), then took F - 1 - p inner steps:
+     * T - 1 - k full periods and the FL - 1 - l steps after step p (in a
+     * multiplication 2 HI_B + 2 (F - 1 - p) (HI_B + LO_B)) */
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++) {
-        uint64_t bias = GPURSA_FP_HI2_B;
+        uint64_t bias = GPURSA_FP_HI_B * (1 + gpursa_fp_w(sq, l, FP_L - 1));
         GPURSA_COOP_UNROLL
         for (int i = 1; i < FP_L - l; i++)
             bias += gpursa_fp_bias_step(sq, l + i, FP_L - i);
-        acc[l] += (0 - ((bias + (uint64_t)(CO_T - 1 - c->k) * gpursa_fp_bias_period(sq, l)) << 52))
-                  + (1ull << 62) + (sout ? GPURSA_FP_HALF : 0)
-                  - (l == 0 && c->k == 0 ? 0 : 1ull << 10);
+        acc[l] -= (bias + (uint64_t)(CO_T - 1 - c->k) * gpursa_fp_bias_period(sq, l)) << 52;
     }
-    gpursa_fp_settle(c, r, acc, sout);
+    gpursa_fp_settle(c, r, acc, lazy);
 }
 
-/* r = a b / R52 mod m, signed limbs */
+/* r = a b / R52 mod m, settled lazily */
 GPURSA_COOP_FN void gpursa_fp_mul(const gpursa_coop_ctx *c, double *r, const double *a, const double *b,
                                   const double *m, uint64_t mp)
 {
     gpursa_fp_mont(c, r, a, b, m, mp, 0, 1);
 }
 
-/* r = a^2 / R52 mod m, signed limbs */
+/* r = a^2 / R52 mod m, settled lazily */
 GPURSA_COOP_FN void gpursa_fp_sqr(const gpursa_coop_ctx *c, double *r, const double *a, const double *m,
                                   uint64_t mp)
 {
     gpursa_fp_mont(c, r, a, a, m, mp, 1, 1);
 }
 
-/* this lane's signed limbs (doubles) of the half-length number whose
- * 32-bit slices are x (below m): every 32-bit limb is broadcast, each lane
- * keeps its bits */
+/* this lane's 52-bit limbs (doubles) of the half-length number whose 32-bit
+ * slices are x: every 32-bit limb is broadcast, each lane keeps its bits */
 GPURSA_COOP_FN void gpursa_fp_from32(const gpursa_coop_ctx *c, double *r, const uint32_t *x)
 {
     uint64_t v[FP_L];
@@ -1031,14 +982,14 @@ GPURSA_COOP_FN void gpursa_fp_from32(const gpursa_coop_ctx *c, double *r, const 
             v[l] |= (o > -32 && o < 52) ? part & GPURSA_FP_M52 : 0;
         }
     }
-    gpursa_fp_signed(c, r, v);
     GPURSA_COOP_UNROLL
-    for (int l = 0; l < FP_L; l++)
+    for (int l = 0; l < FP_L; l++) {
+        r[l] = gpursa_fp_u52(v[l]);
         ((volatile uint64_t *)v)[l] = 0;
+    }
 }
 
-/* the inverse: 32-bit slices of the number (< 2^(32 H)) whose limbs in
- * [0, 2^52) are f */
+/* the inverse: 32-bit slices of the number (< 2^(32 H)) whose 52-bit limbs are f */
 GPURSA_COOP_FN void gpursa_fp_to32(const gpursa_coop_ctx *c, uint32_t *r, const double *f)
 {
     GPURSA_COOP_UNROLL
@@ -1056,18 +1007,12 @@ GPURSA_COOP_FN void gpursa_fp_to32(const gpursa_coop_ctx *c, uint32_t *r, const 
     }
 }
 
-/* this lane's signed limbs of a constant of the key (F limbs < 2^52, the
- * number at most m) */
+/* this lane's limbs of a 52-bit constant of the key */
 GPURSA_COOP_FN void gpursa_fp_load(const gpursa_coop_ctx *c, double *r, const uint64_t *v)
 {
-    uint64_t t[FP_L];
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++)
-        t[l] = v[c->k * FP_L + l];
-    gpursa_fp_signed(c, r, t);
-    GPURSA_COOP_UNROLL
-    for (int l = 0; l < FP_L; l++)
-        ((volatile uint64_t *)t)[l] = 0;
+        r[l] = gpursa_fp_u52(v[c->k * FP_L + l]);
 }
 
 /* The window table, 2^W entries of FL doubles a lane: the first
@@ -1208,7 +1153,7 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, co
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++)                           /* the number 1 */
         t[l] = c->k == 0 && l == 0 ? 1.0 : 0.0;
-    gpursa_fp_mont(c, rf, rf, t, fm, mp, 0, 0);              /* x^d mod m, <= m, limbs < 2^52 */
+    gpursa_fp_mont(c, rf, rf, t, fm, mp, 0, 0);              /* x^d mod m, <= m */
     gpursa_fp_to32(c, r, rf);
     GPURSA_COOP_UNROLL
     for (int k = 0; k < FP_E; k++) {

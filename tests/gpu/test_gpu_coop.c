@@ -324,7 +324,7 @@ static void keys_free(void)
  * limbs of 52 bits), each keeps its own results. */
 static struct {
     uint64_t m[FP_F], a[FP_F], b[FP_F], mp;
-    int64_t sq[2][FP_F], mul[2][FP_F];
+    uint64_t sq[2][FP_F], mul[2][FP_F];
 } fpt;
 
 static void fp_lane(uint32_t tid)
@@ -342,24 +342,21 @@ static void fp_lane(uint32_t tid)
     gpursa_fp_load(&c, b, fpt.b);
     gpursa_fp_sqr(&c, r, a, m, fpt.mp);
     for (int l = 0; l < FP_L; l++)
-        fpt.sq[h][c.k * FP_L + l] = (int64_t)r[l];
+        fpt.sq[h][c.k * FP_L + l] = gpursa_fp_d2u52(r[l]);
     gpursa_fp_mul(&c, r, a, b, m, fpt.mp);
     for (int l = 0; l < FP_L; l++)
-        fpt.mul[h][c.k * FP_L + l] = (int64_t)r[l];
+        fpt.mul[h][c.k * FP_L + l] = gpursa_fp_d2u52(r[l]);
 }
 
-/* z from signed limbs, each of which must be in [-2^51, 2^51] */
-static void fp_get(mpz_t z, const int64_t *v)
+/* z from limbs, each at most 2^52 (the lazy settle's) */
+static void fp_get(mpz_t z, const uint64_t *v)
 {
     mpz_set_ui(z, 0);
     for (int i = FP_F - 1; i >= 0; i--) {
-        if (v[i] < -(1ll << 51) || v[i] > 1ll << 51)
-            ck_abort_msg("limb %d not normalised: %lld", i, (long long)v[i]);
+        if (v[i] > 1ull << 52)
+            ck_abort_msg("limb %d not normalised: %#llx", i, (unsigned long long)v[i]);
         mpz_mul_2exp(z, z, 52);
-        if (v[i] >= 0)
-            mpz_add_ui(z, z, (unsigned long)v[i]);
-        else
-            mpz_sub_ui(z, z, (unsigned long)-v[i]);
+        mpz_add_ui(z, z, (unsigned long)v[i]);
     }
 }
 
@@ -402,7 +399,7 @@ static void fp_check(const mpz_t m, const mpz_t a, const mpz_t b)
             mpz_mul(y, a, op ? b : a);
             mpz_sub(x, x, y);
             mpz_mul_2exp(y, m, 1);
-            if (mpz_sgn(r) < 0 || mpz_cmp(r, y) >= 0 || !mpz_divisible_p(x, m))
+            if (mpz_cmp(r, y) >= 0 || !mpz_divisible_p(x, m))
                 ck_abort_msg("%s, group %d: wrong", op ? "multiplication" : "squaring", h);
         }
     mpz_clears(r, x, y, NULL);
@@ -573,14 +570,12 @@ END_TEST
 #ifdef GPURSA_COOP_FP
 /* gpursa_fp_mul and gpursa_fp_sqr on their own, modulo both primes of each
  * key, against GMP: every pair of edge operands (0, 1, m - 1, m, m + 1,
- * 2m - 1, the largest below 2m whose limbs are all ones from the bottom, a
- * random one below 2m, and one whose signed limbs carry out of lane 1 into
- * lane 2's limb 0, which then is 2^51, the largest a limb may be) and
- * random pairs below 2m. */
+ * 2m - 1, the largest below 2m whose limbs are all ones from the bottom, and
+ * a random one below 2m) and random pairs below 2m. */
 START_TEST(test_fp_mont)
 {
-    mpz_t m, e[9], b;
-    const int ne = 9, nr = gt_random_cases(40);
+    mpz_t m, e[8], b;
+    const int ne = 8, nr = gt_random_cases(40);
     mpz_init(m);
     mpz_init(b);
     for (int i = 0; i < ne; i++)
@@ -601,16 +596,6 @@ START_TEST(test_fp_mont)
         mpz_sub_ui(e[6], e[6], 1);
         mpz_mul_2exp(e[7], m, 1);
         mpz_urandomm(e[7], gt_rand, e[7]);
-        /* limbs 2^51 - 1 (signed: -1 and a carry) from FL to 2 FL, under
-         * 2^51 (signed: -2^51 and a carry) at FL - 1 */
-        mpz_set_ui(e[8], 0);
-        for (int i = 2 * FP_L; i >= FP_L; i--) {
-            mpz_mul_2exp(e[8], e[8], 52);
-            mpz_add_ui(e[8], e[8], (1ul << 51) - 1);
-        }
-        mpz_mul_2exp(e[8], e[8], 52);
-        mpz_add_ui(e[8], e[8], 1ul << 51);
-        mpz_mul_2exp(e[8], e[8], 52 * (FP_L - 1));
         for (int i = 0; i < ne * ne; i++)
             fp_check(m, e[i / ne], e[i % ne]);
         mpz_mul_2exp(b, m, 1);
@@ -630,71 +615,131 @@ END_TEST
 #endif
 
 #ifdef GPURSA_COOP_FP
+/* gpursa_fp_settle alone: the group's columns fps.col (both groups the
+ * same), its limbs as integers in fps.out */
+static struct {
+    uint64_t col[FP_F], out[2][FP_F];
+    int lazy;
+} fps;
+
+static void fp_settle_lane(uint32_t tid)
+{
+    gpursa_coop_ctx c;
+    uint32_t sub;
+    int spare;
+    uint64_t acc[FP_L];
+    double r[FP_L];
+    (void)gpursa_coop_place(&c, tid, &sub, &spare);
+    gpursa_coop_ctx_at(&c, tid, sub);
+    const int h = (int)(sub / CO_T);
+    c.mask = 0xffffffffu;
+    for (int l = 0; l < FP_L; l++)
+        acc[l] = fps.col[c.k * FP_L + l];
+    gpursa_fp_settle(&c, r, acc, fps.lazy);
+    for (int l = 0; l < FP_L; l++)
+        fps.out[h][c.k * FP_L + l] = gpursa_fp_d2u52(r[l]);
+}
+
+/* z = sum of v[i] 2^(52 i) mod R52 */
+static void fp_value(mpz_t z, const uint64_t *v)
+{
+    mpz_set_ui(z, 0);
+    for (int i = FP_F - 1; i >= 0; i--) {
+        mpz_mul_2exp(z, z, 52);
+        mpz_add_ui(z, z, (unsigned long)v[i]);
+    }
+    mpz_fdiv_r_2exp(z, z, 52 * FP_F);
+}
+
+/* Both settles keep the value mod R52; the full one leaves limbs below
+ * 2^52, the lazy one (every multiplication's but the last) may leave a
+ * lane's limb 0 at 2^52, where the last carry between lanes stops. Random
+ * columns below 2^63, and columns whose carries run: out of lane 0 into a
+ * lane 1 of all ones, and out of it into lane 2's limb 0 (all ones too). */
+START_TEST(test_fp_settle)
+{
+    const uint64_t ones = GPURSA_FP_M52;
+    const int nr = gt_random_cases(200);
+    mpz_t want, got;
+    mpz_inits(want, got, NULL);
+    for (int i = 0; i < 2 * (nr + 3); i++) {
+        const int k = i / 2;
+        fps.lazy = i % 2;
+        for (int l = 0; l < FP_F; l++) {
+            if (k < nr)
+                fps.col[l] = (uint64_t)gmp_urandomb_ui(gt_rand, 31) << 32 | gmp_urandomb_ui(gt_rand, 32);
+            else if (k == nr)                             /* the stopped carry */
+                fps.col[l] = l == FP_L - 1 ? ones + 1 : l >= FP_L && l <= 2 * FP_L ? ones : 0;
+            else if (k == nr + 1)                         /* all ones, a carry in */
+                fps.col[l] = l == 0 ? 2 * ones + 1 : ones;
+            else                                          /* the largest columns */
+                fps.col[l] = ~0ull >> 1;
+        }
+        emu_lane_fn = fp_settle_lane;
+        emu_run_item(NULL, 0, 0);
+        emu_lane_fn = NULL;
+        fp_value(want, fps.col);
+        for (int h = 0; h < 2; h++) {
+            for (int l = 0; l < FP_F; l++)
+                ck_assert_msg(fps.out[h][l] < ones + (fps.lazy && l % FP_L == 0 && l > 0 ? 2 : 1),
+                              "case %d, lazy %d, group %d: limb %d is %#llx", k, fps.lazy, h, l,
+                              (unsigned long long)fps.out[h][l]);
+            fp_value(got, fps.out[h]);
+            ck_assert_msg(mpz_cmp(got, want) == 0, "case %d, lazy %d, group %d: value", k, fps.lazy, h);
+        }
+        if (k == nr && fps.lazy)
+            ck_assert_uint_eq(fps.out[0][2 * FP_L], ones + 1);
+    }
+    mpz_clears(want, got, NULL);
+}
+END_TEST
+
 /* The device's limb product (gpursa_fp_prod under __CUDACC__: fma_rz(a, b,
- * 1.5 2^104), then fma(a, b, 1.5 2^104 + 2^52 - hi)) done here with the C
- * library's fma in the same rounding modes, against the 128-bit product
- * the emulation uses: the bits of hi and lo must be floor(ab / 2^52) and ab
- * mod 2^52 plus GPURSA_FP_HI_BIAS and _LO_BIAS, for every kind of product
- * the multiplication forms (signed limbs in [-2^51, 2^51), a limb by twice
- * another, a signed limb by q in [0, 2^52)), at the edges and at random.
- * And q = x m' mod 2^52. */
+ * 2^104), then fma(a, b, 2^104 + 2^52 - hi)) done here with the C library's
+ * fma in the same rounding modes, against the 128-bit product the
+ * emulation uses: the bits of hi and lo must be the product's two halves
+ * plus the exponent bits of 2^104 and 2^52, for edge limbs (up to 2^52, a
+ * lazily settled limb 0) and random ones. And the same for q = x m' mod
+ * 2^52. */
 static void fma_prod(double a, double b, uint64_t *hi, uint64_t *lo)
 {
     volatile double va = a, vb = b, h, l;
     ck_assert_int_eq(fesetround(FE_TOWARDZERO), 0);
-    h = fma(va, vb, 0x1.8p104);
+    h = fma(va, vb, 0x1p104);
     ck_assert_int_eq(fesetround(FE_TONEAREST), 0);
-    l = fma(va, vb, (0x1.8p104 + 0x1p52) - h);
+    l = fma(va, vb, (0x1p104 + 0x1p52) - h);
     *hi = gpursa_fp_bits(h);
     *lo = gpursa_fp_bits(l);
 }
 
-static int64_t prod_rand(int bits)
-{
-    uint64_t v = (uint64_t)gmp_urandomb_ui(gt_rand, 26) << 26 | gmp_urandomb_ui(gt_rand, 26);
-    return (int64_t)(v >> (52 - bits));
-}
-
 START_TEST(test_fp_prod)
 {
-    const int64_t h51 = 1ll << 51, q52 = (1ll << 52) - 1;
-    /* signed limbs; twice one (the squaring's); q */
-    const int64_t edge[] = {0, 1, -1, 2, -2, 3, h51 - 1, -h51, -h51 + 1, h51 / 2, -(h51 / 2), 1ll << 26,
-                            -(1ll << 26) - 1, 0x5555555555555ll >> 1, -(0x3333333333333ll >> 1)};
+    const uint64_t m52 = (1ull << 52) - 1;
+    const uint64_t edge[] = {0, 1, 2, 3, m52, m52 - 1, m52 + 1, 1ull << 51, (1ull << 51) - 1, (1ull << 51) + 1,
+                             1ull << 26, (1ull << 26) + 1, 0xfffffffffull, 0x5555555555555ull};
     const int ne = (int)(sizeof(edge) / sizeof(edge[0])), nr = gt_random_cases(200000);
-    for (int i = 0; i < 3 * (ne * ne + nr); i++) {
-        const int kind = i % 3, k = i / 3;
-        int64_t a, b;
-        uint64_t hi, lo, ehi, elo;
-        if (k < ne * ne) {
-            a = edge[k / ne];
-            b = edge[k % ne];
+    for (int i = 0; i < ne * ne + nr; i++) {
+        uint64_t a, b, hi, lo, ehi, elo;
+        if (i < ne * ne) {
+            a = edge[i / ne];
+            b = edge[i % ne];
         } else {
-            a = prod_rand(52) - h51;
-            b = prod_rand(52 - k % 7) - (h51 >> (k % 7));
+            a = ((uint64_t)gmp_urandomb_ui(gt_rand, 26) << 26 | gmp_urandomb_ui(gt_rand, 26)) >> (i % 7);
+            b = (uint64_t)gmp_urandomb_ui(gt_rand, 26) << 26 | gmp_urandomb_ui(gt_rand, 26);
         }
-        if (kind == 1)
-            b *= 2;                                      /* |b| <= 2^52 */
-        else if (kind == 2)
-            b = b < 0 ? q52 + b + 1 : b;                 /* q: [0, 2^52) */
         fma_prod((double)a, (double)b, &hi, &lo);
         gpursa_fp_prod((double)a, (double)b, &ehi, &elo);
-        ck_assert_msg(hi == ehi && lo == elo, "product of %lld and %lld: fma %#llx:%#llx, exact %#llx:%#llx",
-                      (long long)a, (long long)b, (unsigned long long)hi, (unsigned long long)lo,
-                      (unsigned long long)ehi, (unsigned long long)elo);
-        {
-            const __int128 p = (__int128)a * b;
-            const int64_t eh = (int64_t)(hi - GPURSA_FP_HI_BIAS);
-            ck_assert_uint_eq(lo & ~GPURSA_FP_M52, GPURSA_FP_LO_BIAS);
-            ck_assert_msg((__int128)eh * (1ll << 52) + (int64_t)(lo & GPURSA_FP_M52) == p,
-                          "halves of %lld and %lld", (long long)a, (long long)b);
-        }
-        if (kind == 2) {
-            /* q: the low half of (x mod 2^52) m', x a column sum of up to 64 bits */
-            const uint64_t x = (uint64_t)a ^ ((uint64_t)b << 11), mp = (uint64_t)b | 1;
-            const uint64_t want = (uint64_t)((unsigned __int128)(x & GPURSA_FP_M52) * mp) & GPURSA_FP_M52;
-            ck_assert_uint_eq(gpursa_fp_d2u52(gpursa_fp_q(x, mp)), want);
-        }
+        ck_assert_msg(hi == ehi && lo == elo, "product of %#llx and %#llx: fma %#llx:%#llx, exact %#llx:%#llx",
+                      (unsigned long long)a, (unsigned long long)b, (unsigned long long)hi,
+                      (unsigned long long)lo, (unsigned long long)ehi, (unsigned long long)elo);
+        ck_assert_uint_eq(lo & ~m52, GPURSA_FP_LO_BIAS);
+        ck_assert_msg(((unsigned __int128)(hi - GPURSA_FP_HI_BIAS) << 52 | (lo & m52)) == (unsigned __int128)a * b,
+                      "halves of %#llx and %#llx",
+                      (unsigned long long)a, (unsigned long long)b);
+        /* q: the low half of (x mod 2^52) m', x a column sum of up to 63 bits */
+        uint64_t x = a | (b << 11);
+        fma_prod((double)(x & m52), (double)b, &hi, &lo);
+        ck_assert_uint_eq(lo & m52, (uint64_t)gpursa_fp_q(x, b));
     }
 }
 END_TEST
@@ -719,6 +764,7 @@ int main(void)
     tcase_add_test(tc, test_bad);
 #ifdef GPURSA_COOP_FP
     tcase_add_test(tc, test_fp_prod);
+    tcase_add_test(tc, test_fp_settle);
     tcase_add_test(tc, test_fp_mont);
 #endif
     suite_add_tcase(s, tc);
