@@ -498,8 +498,10 @@ gpursa_fx2_kernel(gpursa_cuda_args a)
  * what counts once this process's batches in flight fill the device. */
 static cudaError_t gpursa_coop_launch_sized(const gpursa_cuda_args *a, cudaStream_t s)
 {
-    uint32_t load = a->load > a->count ? a->load : a->count;
-    (void)load;
+#if defined(GPURSA_COOP_NARROW_UPTO) || defined(GPURSA_COOP_WIDEST_ABOVE) || defined(GPURSA_COOP_WIDE_ABOVE) \
+    || defined(GPURSA_COOP_FP_ABOVE)
+    const uint32_t load = a->load > a->count ? a->load : a->count;
+#endif
 #ifdef GPURSA_COOP_SHARED_LAUNCH
     if (a->shared && a->fp64)
         return GPURSA_COOP_SHARED_LAUNCH(a, s);
