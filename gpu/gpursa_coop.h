@@ -581,7 +581,7 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  * lane's spill into the next lane's column 0), q comes from lane 0's column
  * 0, and the columns shift down one (lane 0's carry, column 0 >> 52, goes
  * into its new column 0). A column receives at most 4 (F + 1) halves of
- * < 2^52 each before it leaves, so 64 bits never overflow. Since R52 > 4m,
+ * at most 2^52 each before it leaves, so 64 bits never overflow. Since R52 > 4m,
  * inputs below 2m give an output below 2m (Walter), so there is no final
  * subtraction. The output is settled lazily: a carry pass in each lane, the
  * lane's top carry into the next lane and a second pass, whose carry out
