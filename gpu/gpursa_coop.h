@@ -964,47 +964,74 @@ GPURSA_COOP_FN void gpursa_fp_sqr(const gpursa_coop_ctx *c, double *r, const dou
     gpursa_fp_mont(c, r, a, a, m, mp, 1, 1);
 }
 
+/* The conversions between a half-length number's 32-bit slices (CO_L words
+ * a lane) and its 52-bit limbs (FP_L a lane). Lane k's limbs start
+ * FP_D1 k bits above its words (FP_D1 = 52 FP_L - 32 CO_L >= 0), so each
+ * lane takes the few words or limbs it lacks from its neighbour and cuts
+ * its own from a window of them at offsets that depend on k (public) only:
+ * the window is indexed at run time (local memory on the GPU). */
+enum {
+    FP_D1 = 52 * FP_L - 32 * CO_L,
+    FP_XW = (FP_D1 * CO_T + 31) / 32,                         /* words from the lane above */
+    FP_XL = (FP_D1 * (CO_T - 1) + 51) / 52                     /* limbs from the lane below */
+};
+#if 52 * GPURSA_FP_L < 32 * GPURSA_COOP_L || (52 * GPURSA_FP_L - 32 * GPURSA_COOP_L) * GPURSA_COOP_T > 32 * GPURSA_COOP_L
+#error "COOP FP: a lane's 52-bit limbs must start within its own or the next lane's words"
+#endif
+
 /* this lane's 52-bit limbs (doubles) of the half-length number whose 32-bit
- * slices are x: every 32-bit limb is broadcast, each lane keeps its bits */
+ * slices are x */
 GPURSA_COOP_FN void gpursa_fp_from32(const gpursa_coop_ctx *c, double *r, const uint32_t *x)
 {
-    uint64_t v[FP_L];
-    GPURSA_COOP_UNROLL
-    for (int l = 0; l < FP_L; l++)
-        v[l] = 0;
-    GPURSA_COOP_UNROLL
-    for (int w = 0; w < CO_H; w++) {
-        uint64_t word = gpursa_coop_shfl(c, x[w % CO_L], c->gbase + w / CO_L);
-        GPURSA_COOP_UNROLL
-        for (int l = 0; l < FP_L; l++) {
-            int o = 32 * w - 52 * (c->k * FP_L + l);         /* word's bit 0 in limb */
-            uint64_t part = o >= 0 ? word << (o & 63) : word >> (-o & 63);
-            v[l] |= (o > -32 && o < 52) ? part & GPURSA_FP_M52 : 0;
-        }
-    }
-    GPURSA_COOP_UNROLL
-    for (int l = 0; l < FP_L; l++) {
-        r[l] = gpursa_fp_u52(v[l]);
-        ((volatile uint64_t *)v)[l] = 0;
-    }
-}
-
-/* the inverse: 32-bit slices of the number (< 2^(32 H)) whose 52-bit limbs are f */
-GPURSA_COOP_FN void gpursa_fp_to32(const gpursa_coop_ctx *c, uint32_t *r, const double *f)
-{
+    /* this lane's words, the next lane's first FP_XW (none above the top
+     * lane), and two zero words for the last limb's reads */
+    uint32_t w[CO_L + FP_XW + 2];
+    const int top = c->k == CO_T - 1;
     GPURSA_COOP_UNROLL
     for (int l = 0; l < CO_L; l++)
-        r[l] = 0;
+        w[l] = x[l];
     GPURSA_COOP_UNROLL
-    for (int i = 0; i < FP_F; i++) {
-        uint64_t limb = gpursa_fp_shfl64(c, gpursa_fp_d2u52(f[i % FP_L]), c->gbase + i / FP_L);
-        GPURSA_COOP_UNROLL
-        for (int l = 0; l < CO_L; l++) {
-            int o = 52 * i - 32 * (c->k * CO_L + l);         /* limb's bit 0 in word */
-            uint64_t part = o >= 0 ? limb << (o & 63) : limb >> (-o & 63);
-            r[l] |= (o > -52 && o < 32) ? (uint32_t)part : 0u;
-        }
+    for (int j = 0; j < FP_XW; j++) {
+        uint32_t v = gpursa_coop_shfl(c, x[j], top ? c->lane : c->lane + 1);
+        w[CO_L + j] = top ? 0u : v;
     }
+    w[CO_L + FP_XW] = w[CO_L + FP_XW + 1] = 0;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L; l++) {
+        const uint32_t b = (uint32_t)(FP_D1 * c->k + 52 * l), i = b >> 5, s = b & 31u;
+        uint64_t lo = ((uint64_t)w[i + 1] << 32 | w[i]) >> s;
+        uint64_t hi = ((uint64_t)w[i + 2] << 32 | w[i + 1]) >> s;
+        r[l] = gpursa_fp_u52(((uint64_t)(uint32_t)hi << 32 | (uint32_t)lo) & GPURSA_FP_M52);
+    }
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L + FP_XW + 2; l++)
+        ((volatile uint32_t *)w)[l] = 0;
+}
+
+/* the inverse: 32-bit slices of the number (< 2^(32 H); bits above are
+ * dropped) whose 52-bit limbs are f, settled fully (each < 2^52) */
+GPURSA_COOP_FN void gpursa_fp_to32(const gpursa_coop_ctx *c, uint32_t *r, const double *f)
+{
+    /* the lane below's top FP_XL limbs (none below lane 0), this lane's,
+     * and a zero limb for the last word's reads */
+    uint64_t v[FP_XL + FP_L + 1];
+    GPURSA_COOP_UNROLL
+    for (int j = 0; j < FP_XL; j++) {
+        uint64_t u = gpursa_fp_shfl64(c, gpursa_fp_d2u52(f[FP_L - FP_XL + j]), c->k == 0 ? c->lane : c->lane - 1);
+        v[j] = c->k == 0 ? 0 : u;
+    }
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L; l++)
+        v[FP_XL + l] = gpursa_fp_d2u52(f[l]);
+    v[FP_XL + FP_L] = 0;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++) {
+        const uint32_t b = (uint32_t)(32 * l + 52 * FP_XL - FP_D1 * c->k), i = b / 52, s = b - 52 * i;
+        r[l] = (uint32_t)((v[i] >> s) | (v[i + 1] << (52 - s)));
+    }
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_XL + FP_L + 1; l++)
+        ((volatile uint64_t *)v)[l] = 0;
 }
 
 /* this lane's limbs of a 52-bit constant of the key */
@@ -1087,15 +1114,11 @@ GPURSA_COOP_FN void gpursa_fp_table_select(double *r, const double *ts, const do
         r[l] = gpursa_fp_from_bits(v[l]);
 }
 
-/* r = (x / R)^d mod m: the contract of gpursa_coop_exp (x in Montgomery
- * form mod m, R = 2^(32 H), fully reduced; d over all 32 H bits) without
- * its result's conversion into Montgomery form, which the caller does (r
- * <= m, and r = m only for x = 0 mod m). m52, one52 (R52 mod m), in52
- * (R52^2 / R mod m): the key's constants, F limbs each; mp: -m^-1 mod
- * 2^52. */
-GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, const uint32_t *x,
-                                  const uint32_t *d, const uint64_t *m52, uint64_t mp52, const uint64_t *one52,
-                                  const uint64_t *in52)
+/* r = x^d R52 mod m (< 2m, settled lazily) for x = x' R52 mod m (< 2m,
+ * limbs <= 2^52), over all 32 H bits of d; m52, one52 (R52 mod m): the
+ * key's constants, F limbs each; mp: -m^-1 mod 2^52. */
+GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, double *r, const double *x, const uint32_t *d,
+                                  const uint64_t *m52, uint64_t mp52, const uint64_t *one52)
 {
     /* Every lane of the warp comes here (gpursa_coop_item), and nothing in
      * this function branches on an item's values: so the whole warp is
@@ -1109,7 +1132,7 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, co
 #endif
     const int bits = 32 * CO_H, W = GPURSA_COOP_FP_W;
     const uint64_t mp = mp52;
-    double fm[FP_L], xf[FP_L], rf[FP_L], t[FP_L], sel[FP_L];
+    double fm[FP_L], t[FP_L], sel[FP_L];
 #ifdef __CUDACC__
     extern __shared__ double2 gpursa_fp_smem[];
     double *const ts = (double *)(gpursa_fp_smem + threadIdx.x);
@@ -1119,25 +1142,22 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, co
 #endif
     double tl[FP_NL > 0 ? FP_NL * FP_L : 2];
     gpursa_fp_load(c, fm, m52);
-    gpursa_fp_load(c, t, in52);
-    gpursa_fp_from32(c, xf, x);
-    gpursa_fp_mul(c, xf, xf, t, fm, mp);                     /* x R52 */
     gpursa_fp_load(c, t, one52);
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++) {
         *gpursa_fp_entry(ts, tl, 0, l) = t[l];
-        *gpursa_fp_entry(ts, tl, 1, l) = t[l] = xf[l];
+        *gpursa_fp_entry(ts, tl, 1, l) = t[l] = x[l];
     }
     GPURSA_COOP_ROLLED
     for (int k = 2; k < (1 << W); k++) {                     /* t = x^k */
-        gpursa_fp_mul(c, t, t, xf, fm, mp);
+        gpursa_fp_mul(c, t, t, x, fm, mp);
         GPURSA_COOP_UNROLL
         for (int l = 0; l < FP_L; l++)
             *gpursa_fp_entry(ts, tl, k, l) = t[l];
     }
     /* the top window takes the bits that W does not divide (public) */
     int pos = bits - (bits % W ? bits % W : W);
-    gpursa_fp_table_select(rf, ts, tl, gpursa_exp_window(d, bits, pos, bits - pos));
+    gpursa_fp_table_select(r, ts, tl, gpursa_exp_window(d, bits, pos, bits - pos));
     GPURSA_COOP_ROLLED
     while (pos > 0) {                                        /* pos public */
         pos -= W;
@@ -1147,14 +1167,9 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, co
         gpursa_fp_table_select(sel, ts, tl, gpursa_exp_window(d, bits, pos, W));
         GPURSA_COOP_ROLLED
         for (int s = 0; s < W; s++)
-            gpursa_fp_sqr(c, rf, rf, fm, mp);
-        gpursa_fp_mul(c, rf, rf, sel, fm, mp);
+            gpursa_fp_sqr(c, r, r, fm, mp);
+        gpursa_fp_mul(c, r, r, sel, fm, mp);
     }
-    GPURSA_COOP_UNROLL
-    for (int l = 0; l < FP_L; l++)                           /* the number 1 */
-        t[l] = c->k == 0 && l == 0 ? 1.0 : 0.0;
-    gpursa_fp_mont(c, rf, rf, t, fm, mp, 0, 0);              /* x^d mod m, <= m */
-    gpursa_fp_to32(c, r, rf);
     GPURSA_COOP_UNROLL
     for (int k = 0; k < FP_E; k++) {
         GPURSA_COOP_UNROLL
@@ -1163,11 +1178,103 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, uint32_t *r, co
     }
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++) {
-        ((volatile double *)xf)[l] = 0;
-        ((volatile double *)rf)[l] = 0;
         ((volatile double *)t)[l] = 0;
         ((volatile double *)sel)[l] = 0;
     }
+}
+
+/* ---- the rest of the operation on FP64 limbs ----------------------------------
+ *
+ * Why: besides its exponentiation an item does some 50 Montgomery
+ * multiplications: its inputs into Montgomery form, the blinding factor
+ * r^e and the check's out^e (17 each for e = 65537), the unblinding. On
+ * 32-bit limbs each costs about twice an FP64 squaring's instructions (the
+ * SASS of the multiplication steps), and each call site was an inlined copy
+ * of the 32-bit CIOS loop. Here they run on 52-bit limbs through one copy
+ * of the FP64 multiplication that is not inlined (gpursa_fp_mul_cold):
+ * the code of those cold parts shrinks to one loop that the instruction
+ * caches keep. What stays in 32-bit limbs: the reductions of full-length
+ * numbers (c, r, rinv, the result) modulo m, which multiply only by m, and
+ * Garner's recombination. A full-length x < n enters as
+ * x' = x / R mod m (the reduction) and x' (R R52^2) / R52 = x R52, with
+ * the key's constant fin = R R52^2 mod m (GPURSA_FP_IN). */
+#ifdef __CUDACC__
+#define GPURSA_COOP_COLD static __device__ __noinline__
+#else
+#define GPURSA_COOP_COLD static
+#endif
+
+/* r = a b / R52 mod m for a, b < 2m (limbs <= 2^52): r < 2m, settled lazily
+ * (lazy) or fully (limbs < 2^52; then r <= m for b = 1). A multiplication
+ * of the multiplication's form (no squaring loop: one copy of the code). */
+GPURSA_COOP_COLD void gpursa_fp_mul_cold(gpursa_coop_ctx c, double *r, const double *a, const double *b,
+                                         const uint64_t *m52, uint64_t mp, int lazy)
+{
+    double fm[FP_L];
+    gpursa_fp_load(&c, fm, m52);
+    gpursa_fp_mont(&c, r, a, b, fm, mp, 0, lazy);
+}
+
+/* r = x^e for a public e >= 1 (square and multiply), both in FP64
+ * Montgomery form, settled lazily; r and x distinct */
+GPURSA_COOP_COLD void gpursa_fp_pow_cold(gpursa_coop_ctx c, double *r, const double *x, uint64_t e,
+                                         const uint64_t *m52, uint64_t mp)
+{
+    int bit = 63;
+    while (bit > 0 && !((e >> bit) & 1))
+        bit--;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L; l++)
+        r[l] = x[l];
+    GPURSA_COOP_ROLLED
+    while (--bit >= 0) {
+        gpursa_fp_mul_cold(c, r, r, r, m52, mp, 1);
+        if ((e >> bit) & 1)                                  /* e is public */
+            gpursa_fp_mul_cold(c, r, r, x, m52, mp, 1);
+    }
+}
+
+/* r = x R52 mod m (< 2m) for the 32-bit slices t = x / R mod m (< m) */
+GPURSA_COOP_FN void gpursa_fp_in(const gpursa_coop_ctx *c, double *r, const uint32_t *t, const uint64_t *fin,
+                                 const uint64_t *m52, uint64_t mp)
+{
+    double f[FP_L];
+    gpursa_fp_from32(c, r, t);
+    gpursa_fp_load(c, f, fin);
+    gpursa_fp_mul_cold(*c, r, r, f, m52, mp, 1);
+}
+
+/* r = the number 1 */
+GPURSA_COOP_FN void gpursa_fp_set1(const gpursa_coop_ctx *c, double *r)
+{
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L; l++)
+        r[l] = c->k == 0 && l == 0 ? 1.0 : 0.0;
+}
+
+/* All ones when f (settled fully) is the number 1 */
+GPURSA_COOP_FN uint32_t gpursa_fp_is1(const gpursa_coop_ctx *c, const double *f)
+{
+    uint64_t d = 0;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L; l++)
+        d |= gpursa_fp_d2u52(f[l]) ^ (uint64_t)(c->k == 0 && l == 0);
+    return gpursa_coop_group_bits(c, d != 0) == 0 ? 0xffffffffu : 0u;
+}
+
+/* r = f mod m as 32-bit slices (< m) for f < 2m settled fully; f may pass
+ * 2^(32 H), and its bits above go into the final subtraction */
+GPURSA_COOP_FN void gpursa_fp_out(const gpursa_coop_ctx *c, uint32_t *r, const double *f, const uint32_t *m)
+{
+    uint64_t above = 0;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L; l++) {
+        const int o = 32 * CO_H - 52 * (c->k * FP_L + l);    /* bit 32 H in the limb */
+        const uint64_t v = gpursa_fp_d2u52(f[l]);
+        above |= o <= 0 ? v : o < 52 ? v >> o : 0;
+    }
+    gpursa_fp_to32(c, r, f);
+    gpursa_coop_final_sub(c, r, gpursa_coop_group_bits(c, above != 0) != 0, m);
 }
 #endif /* GPURSA_COOP_FP */
 
@@ -1215,6 +1322,22 @@ GPURSA_COOP_FN uint32_t gpursa_coop_lt_n(const gpursa_coop_ctx *c, const uint32_
     return 0u - out;
 }
 
+#ifdef GPURSA_COOP_FP
+/* r = x R52 mod m (< 2m, FP64 Montgomery form) for the full-length x =
+ * (lo, hi) < m R: x / R mod m by a 32-bit reduction, then gpursa_fp_in */
+GPURSA_COOP_FN void gpursa_fp_in_full(const gpursa_coop_ctx *c, double *r, const uint32_t *lo, const uint32_t *hi,
+                                      const uint32_t *m, uint32_t m0inv, const uint64_t *fin, const uint64_t *m52,
+                                      uint64_t mp)
+{
+    uint32_t t[CO_L];
+    gpursa_coop_mont(c, t, lo, hi, NULL, NULL, m, m0inv);
+    gpursa_fp_in(c, r, t, fin, m52, mp);
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        ((volatile uint32_t *)t)[l] = 0;
+}
+#endif
+
 /* ---- the whole operation --------------------------------------------------------- */
 
 /* p, which the compiler must take as a new pointer, so that loads through
@@ -1243,16 +1366,63 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
     const gpursa_rsa_keydata *kd = (const gpursa_rsa_keydata *)a->keys[item];
     const uint32_t m0inv = h ? kd->q0inv : kd->p0inv;
     const uint32_t *dexp = h ? kd->dq : kd->dp;
-    uint32_t m[CO_L], rrr[CO_L], one[CO_L], pm[CO_L], prrr[CO_L], aux[CO_L];
+    uint32_t m[CO_L], pm[CO_L], prrr[CO_L], aux[CO_L];
     uint32_t lo[CO_L], hi[CO_L], x[CO_L], y[CO_L], z[CO_L], s[CO_L];
 #ifndef GPURSA_COOP_FP
-    uint32_t table[(1 << GPURSA_COOP_W) * CO_L];
+    uint32_t rrr[CO_L], one[CO_L], table[(1 << GPURSA_COOP_W) * CO_L];
 #endif
     uint32_t bad, ok, cin, hin, out;
 
     gpursa_coop_ctx_at(&c, tid, sub);
     const int partner = gpursa_coop_partner(&c, sub);
     gpursa_coop_load(&c, m, h ? kd->q : kd->p);
+#ifdef GPURSA_COOP_FP
+    {
+        const uint64_t *m52 = h ? kd->q52 : kd->p52, *fin = GPURSA_FP_IN(kd, h);
+        uint64_t mp = h ? kd->q0inv52 : kd->p0inv52;
+        double cf[FP_L], rf[FP_L], t[FP_L], u[FP_L];
+        /* inputs < n, into FP64 Montgomery form mod this half's prime */
+        gpursa_coop_load_soa(&c, lo, hi, a->in, item, a->stride);
+        bad = ~gpursa_coop_lt_n(&c, lo, hi, kd->n);
+        gpursa_fp_in_full(&c, cf, lo, hi, m, m0inv, fin, m52, mp);         /* c R52 */
+        gpursa_coop_load_soa(&c, lo, hi, a->r, item, a->stride);
+        bad |= ~gpursa_coop_lt_n(&c, lo, hi, kd->n);
+        gpursa_fp_in_full(&c, rf, lo, hi, m, m0inv, fin, m52, mp);         /* r R52 */
+        gpursa_coop_load_soa(&c, lo, hi, a->rinv, item, a->stride);
+        bad |= ~gpursa_coop_lt_n(&c, lo, hi, kd->n);
+        gpursa_fp_in_full(&c, t, lo, hi, m, m0inv, fin, m52, mp);          /* rinv R52 */
+        gpursa_fp_mul_cold(c, t, t, rf, m52, mp, 1);
+        gpursa_fp_set1(&c, u);
+        gpursa_fp_mul_cold(c, t, t, u, m52, mp, 0);                         /* r rinv mod m */
+        bad |= ~gpursa_fp_is1(&c, t);
+        /* blind, exponentiate, unblind */
+        gpursa_fp_pow_cold(c, t, rf, kd->e, m52, mp);                       /* r^e R52 */
+        gpursa_fp_mul_cold(c, cf, cf, t, m52, mp, 1);
+        gpursa_fp_exp(&c, rf, cf, dexp, m52, mp, GPURSA_FP_ONE(kd, h));     /* (c r^e)^d R52 */
+        /* The key's values are loaded again, through a pointer the
+         * compiler cannot see through: else it keeps the first loads'
+         * values in registers across the exponentiation, registers that
+         * the FP64 loop needs. */
+        kd = (const gpursa_rsa_keydata *)gpursa_coop_opaque(kd);
+        gpursa_coop_load(&c, m, h ? kd->q : kd->p);
+        m52 = h ? kd->q52 : kd->p52;
+        fin = GPURSA_FP_IN(kd, h);
+        mp = h ? kd->q0inv52 : kd->p0inv52;
+        gpursa_coop_load_soa(&c, lo, hi, a->rinv, item, a->stride);
+        gpursa_fp_in_full(&c, t, lo, hi, m, m0inv, fin, m52, mp);
+        gpursa_fp_mul_cold(c, rf, rf, t, m52, mp, 1);                       /* c^d R52 */
+        gpursa_coop_load(&c, s, h ? kd->q_one : kd->p_one);
+        gpursa_fp_from32(&c, t, s);                                          /* R mod m */
+        gpursa_fp_mul_cold(c, rf, rf, t, m52, mp, 0);
+        gpursa_fp_out(&c, x, rf, m);                                         /* c^d R mod m */
+        GPURSA_COOP_UNROLL
+        for (int l = 0; l < FP_L; l++) {
+            ((volatile double *)cf)[l] = 0;
+            ((volatile double *)rf)[l] = 0;
+            ((volatile double *)t)[l] = 0;
+        }
+    }
+#else
     gpursa_coop_load(&c, rrr, h ? kd->q_rrr : kd->p_rrr);
     gpursa_coop_load(&c, one, h ? kd->q_one : kd->p_one);
 
@@ -1271,23 +1441,11 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
     /* blind, exponentiate, unblind */
     gpursa_coop_exp_public(&c, z, x, kd->e, m, m0inv);
     gpursa_coop_mul(&c, y, y, z, m, m0inv);
-#ifdef GPURSA_COOP_FP
-    gpursa_fp_exp(&c, x, y, dexp, h ? kd->q52 : kd->p52, h ? kd->q0inv52 : kd->p0inv52, GPURSA_FP_ONE(kd, h),
-                  GPURSA_FP_IN(kd, h));
-    /* The 32-bit modulus and R^3 mod m are loaded again, through a pointer
-     * the compiler cannot see through: else it keeps the first load's
-     * values in registers across the exponentiation, registers that the
-     * FP64 loop needs. */
-    kd = (const gpursa_rsa_keydata *)gpursa_coop_opaque(kd);
-    gpursa_coop_load(&c, m, h ? kd->q : kd->p);
-    gpursa_coop_load(&c, rrr, h ? kd->q_rrr : kd->p_rrr);
-    gpursa_coop_to_mont(&c, x, x, NULL, m, m0inv, rrr);                  /* x^d R mod m */
-#else
     gpursa_coop_exp(&c, x, y, dexp, m, m0inv, one, table);
-#endif
     gpursa_coop_load_soa(&c, lo, hi, a->rinv, item, a->stride);
     gpursa_coop_to_mont(&c, y, lo, hi, m, m0inv, rrr);
     gpursa_coop_mul(&c, x, x, y, m, m0inv);                              /* c^d R mod m */
+#endif
     gpursa_coop_mont(&c, y, x, NULL, NULL, NULL, m, m0inv);              /* c^d mod m */
 
     /* Garner in the p group (the q group computes the same with its own
@@ -1327,10 +1485,26 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
     }
 
     /* check out^e == c modulo this group's prime, both groups must agree */
+#ifdef GPURSA_COOP_FP
+    {
+        const uint64_t *const m52 = h ? kd->q52 : kd->p52, *const fin = GPURSA_FP_IN(kd, h);
+        const uint64_t mp = h ? kd->q0inv52 : kd->p0inv52;
+        double of[FP_L], t[FP_L];
+        gpursa_fp_in_full(&c, t, lo, hi, m, m0inv, fin, m52, mp);          /* out R52 */
+        gpursa_fp_pow_cold(c, of, t, kd->e, m52, mp);                       /* out^e R52 */
+        gpursa_fp_set1(&c, t);
+        gpursa_fp_mul_cold(c, of, of, t, m52, mp, 0);                       /* out^e mod m */
+        gpursa_fp_to32(&c, y, of);
+        gpursa_coop_mont(&c, y, y, NULL, NULL, NULL, m, m0inv);             /* out^e / R mod m */
+        gpursa_coop_load_soa(&c, z, s, a->in, item, a->stride);
+        gpursa_coop_mont(&c, x, z, s, NULL, NULL, m, m0inv);                /* c / R mod m */
+    }
+#else
     gpursa_coop_to_mont(&c, x, lo, hi, m, m0inv, rrr);
     gpursa_coop_exp_public(&c, y, x, kd->e, m, m0inv);
     gpursa_coop_load_soa(&c, z, s, a->in, item, a->stride);
     gpursa_coop_to_mont(&c, x, z, s, m, m0inv, rrr);
+#endif
     ok = gpursa_coop_eq(&c, x, y);
     ok &= gpursa_coop_shfl(&c, ok, partner);
     bad |= gpursa_coop_shfl(&c, bad, partner);

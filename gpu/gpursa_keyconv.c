@@ -106,14 +106,14 @@ static void to_limbs52(uint64_t *r, const uint32_t *x, int n, int fl)
 }
 
 /* The FP64 constants of one prime m (n limbs, odd) that depend on the limb
- * count fl: R52 mod m and R52^2 / R mod m = 2^(2*52 fl - 32 n) mod m, as fl
+ * count fl: R52 mod m and R R52^2 mod m = 2^(2*52 fl + 32 n) mod m, as fl
  * limbs of 52 bits. */
 static void fp_rconsts(uint64_t *one, uint64_t *in, const uint32_t *m, int n, int fl)
 {
     uint32_t t[GPURSA_MONT_MAX_LIMBS / 2];
     pow2_mod(t, 52 * fl, m, n);
     to_limbs52(one, t, n, fl);
-    pow2_mod(t, 2 * 52 * fl - 32 * n, m, n);
+    pow2_mod(t, 2 * 52 * fl + 32 * n, m, n);
     to_limbs52(in, t, n, fl);
     gpursa_keyconv_cleanse(t, sizeof(t));
 }

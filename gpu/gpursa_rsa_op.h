@@ -67,7 +67,7 @@ typedef struct gpursa_rsa_keydata {
     uint64_t p0inv52, q0inv52;            /* -m^-1 mod 2^52 */
     uint64_t p52[GPURSA_FP_MAX_LIMBS];
     uint64_t p_fone[GPURSA_FP_MAX_LIMBS]; /* R52 mod p */
-    uint64_t p_fin[GPURSA_FP_MAX_LIMBS];  /* R52^2 / R mod p: x R -> x R52 */
+    uint64_t p_fin[GPURSA_FP_MAX_LIMBS];  /* R R52^2 mod p: x / R -> x R52 */
     uint64_t q52[GPURSA_FP_MAX_LIMBS];
     uint64_t q_fone[GPURSA_FP_MAX_LIMBS];
     uint64_t q_fin[GPURSA_FP_MAX_LIMBS];

@@ -694,6 +694,116 @@ START_TEST(test_fp_settle)
 }
 END_TEST
 
+/* The conversions between 32-bit slices and 52-bit limbs, the final
+ * reduction into 32-bit slices and the test for 1, alone: fpc.x (words) and
+ * fpc.f (limbs) the same in both groups, the results per group. */
+static struct {
+    uint32_t x[CO_H], m[CO_H];
+    uint64_t f[FP_F];
+    uint64_t from[2][FP_F];
+    uint32_t to[2][CO_H], out[2][CO_H], is1[2];
+} fpc;
+
+static void fp_convert_lane(uint32_t tid)
+{
+    gpursa_coop_ctx c;
+    uint32_t x[CO_L], m[CO_L], r[CO_L];
+    double f[FP_L];
+    const int h = fp_lane_at(&c, tid);
+    gpursa_coop_load(&c, x, fpc.x);
+    gpursa_fp_from32(&c, f, x);
+    for (int l = 0; l < FP_L; l++)
+        fpc.from[h][c.k * FP_L + l] = gpursa_fp_d2u52(f[l]);
+    gpursa_fp_load(&c, f, fpc.f);
+    gpursa_fp_to32(&c, r, f);
+    for (int l = 0; l < CO_L; l++)
+        fpc.to[h][c.k * CO_L + l] = r[l];
+    gpursa_coop_load(&c, m, fpc.m);
+    gpursa_fp_out(&c, r, f, m);
+    for (int l = 0; l < CO_L; l++)
+        fpc.out[h][c.k * CO_L + l] = r[l];
+    fpc.is1[h] = gpursa_fp_is1(&c, f);
+}
+
+static void words_set(uint32_t *w, const mpz_t z)
+{
+    mpz_t t;
+    mpz_init_set(t, z);
+    for (int i = 0; i < CO_H; i++) {
+        w[i] = (uint32_t)mpz_getlimbn(t, 0);
+        mpz_fdiv_q_2exp(t, t, 32);
+    }
+    ck_assert_int_eq(mpz_sgn(t), 0);
+    mpz_clear(t);
+}
+
+static void words_get(mpz_t z, const uint32_t *w)
+{
+    mpz_set_ui(z, 0);
+    for (int i = CO_H - 1; i >= 0; i--) {
+        mpz_mul_2exp(z, z, 32);
+        mpz_add_ui(z, z, w[i]);
+    }
+}
+
+/* Modulo both primes of each key: x (below 2^(32 H)) and f (below 2m,
+ * which passes 2^(32 H)) at the edges (0, 1, m - 1, m, m + 1, 2^(32 H) - 1
+ * where below 2m, 2m - 1, a number with every other bit set) and at random.
+ * from32 must give x's value in limbs below 2^52, to32 f mod 2^(32 H),
+ * fp_out f mod m, fp_is1 all ones exactly for f = 1. */
+START_TEST(test_fp_convert)
+{
+    const int ne = 8, nr = gt_random_cases(30);
+    mpz_t m, top, v, got, want, red;
+    mpz_inits(m, top, v, got, want, red, NULL);
+    mpz_setbit(top, 32 * CO_H);                              /* 2^(32 H) */
+    for (int k = 0; k < 6; k++) {
+        fp_modulus(m, k);
+        words_set(fpc.m, m);
+        for (int i = 0; i < ne + nr; i++) {
+            switch (i) {
+            case 0: mpz_set_ui(v, 0); break;
+            case 1: mpz_set_ui(v, 1); break;
+            case 2: mpz_sub_ui(v, m, 1); break;
+            case 3: mpz_set(v, m); break;
+            case 4: mpz_add_ui(v, m, 1); break;
+            case 5: mpz_sub_ui(v, top, 1); break;
+            case 6: mpz_mul_2exp(v, m, 1); mpz_sub_ui(v, v, 1); break;
+            case 7:
+                mpz_set_ui(v, 0);
+                for (int b = 0; b < 32 * CO_H; b += 2)
+                    mpz_setbit(v, (mp_bitcnt_t)b);
+                break;
+            default:
+                mpz_mul_2exp(v, m, 1);
+                mpz_urandomm(v, gt_rand, v);
+                break;
+            }
+            /* x: v's low 32 H bits; f: v itself (below 2m) */
+            mpz_fdiv_r_2exp(want, v, 32 * CO_H);
+            mpz_mod(red, v, m);
+            words_set(fpc.x, want);
+            fp_set(fpc.f, v);
+            emu_lane_fn = fp_convert_lane;
+            emu_run_item(NULL, 0, 0);
+            emu_lane_fn = NULL;
+            for (int h = 0; h < 2; h++) {
+                for (int l = 0; l < FP_F; l++)
+                    ck_assert_msg(fpc.from[h][l] <= GPURSA_FP_M52, "case %d, group %d: limb %d", i, h, l);
+                fp_value(got, fpc.from[h]);
+                ck_assert_msg(mpz_cmp(got, want) == 0, "case %d, group %d: from32", i, h);
+                words_get(got, fpc.to[h]);
+                ck_assert_msg(mpz_cmp(got, want) == 0, "case %d, group %d: to32", i, h);
+                words_get(got, fpc.out[h]);
+                ck_assert_msg(mpz_cmp(got, red) == 0, "case %d, group %d: fp_out", i, h);
+                ck_assert_uint_eq(fpc.is1[h], mpz_cmp_ui(v, 1) == 0 ? 0xffffffffu : 0u);
+            }
+        }
+    }
+    mpz_clears(m, top, v, got, want, red, NULL);
+}
+END_TEST
+
 /* The device's limb product (gpursa_fp_prod under __CUDACC__: fma_rz(a, b,
  * 2^104), then fma(a, b, 2^104 + 2^52 - hi)) done here with the C library's
  * fma in the same rounding modes, against the 128-bit product the
@@ -765,6 +875,7 @@ int main(void)
 #ifdef GPURSA_COOP_FP
     tcase_add_test(tc, test_fp_prod);
     tcase_add_test(tc, test_fp_settle);
+    tcase_add_test(tc, test_fp_convert);
     tcase_add_test(tc, test_fp_mont);
 #endif
     suite_add_tcase(s, tc);
