@@ -570,9 +570,9 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  * bits are those of 2^104 plus 2^52 2^52). 2,704 product bits for three
  * FP64 operations and two 64-bit integer adds.
  *
- * With GPURSA_COOP_FP the item's two secret exponentiations run here (the
- * rest of the operation stays in 32-bit limbs: about 50 of its 1,330
- * multiplications). A half-length number is F = GPURSA_FP_LIMBS(H) limbs
+ * With GPURSA_COOP_FP the item's two secret exponentiations run here, and
+ * the rest of its multiplications too ("the rest of the operation on FP64
+ * limbs", below). A half-length number is F = GPURSA_FP_LIMBS(H) limbs
  * of radix 2^52, FL per lane (lane k: limbs k FL .. k FL + FL - 1), each
  * limb a double of at most 2^52 (the settle below).
  * Montgomery multiplication with R52 = 2^(52 F) is the CIOS loop of
@@ -588,9 +588,9 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  * of the lane (0 or 1) the next lane adds to its limb 0 and no further, so
  * a lane's limb 0 may be 2^52 and every product stays within ab <= 2^104;
  * no ballot look-ahead and third pass (as gpursa_coop_settle) in the loop.
- * The exponentiation leaves the FP domain by a multiplication by 1, settled
- * fully (limbs below 2^52), which gives the fully reduced x^d (at most m,
- * and m only for x = 0 mod m).
+ * A multiplication settled fully (limbs below 2^52) by the number 1 gives
+ * the fully reduced a / R52 (at most m, and m only for a = 0 mod m); the
+ * conversions back to 32-bit words take fully settled limbs.
  *
  * The exponentiation's squarings run gpursa_fp_sqr, about 40 % fewer limb
  * products of a by b than gpursa_fp_mul, so its window loop holds two
