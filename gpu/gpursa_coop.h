@@ -1495,6 +1495,11 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
         gpursa_fp_set1(&c, t);
         gpursa_fp_mul_cold(c, of, of, t, m52, mp, 0);                       /* out^e mod m */
         gpursa_fp_to32(&c, y, of);
+        GPURSA_COOP_UNROLL
+        for (int l = 0; l < FP_L; l++) {
+            ((volatile double *)of)[l] = 0;
+            ((volatile double *)t)[l] = 0;
+        }
         gpursa_coop_mont(&c, y, y, NULL, NULL, NULL, m, m0inv);             /* out^e / R mod m */
         gpursa_coop_load_soa(&c, z, s, a->in, item, a->stride);
         gpursa_coop_mont(&c, x, z, s, NULL, NULL, m, m0inv);                /* c / R mod m */
