@@ -1188,12 +1188,13 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, double *r, cons
  * Why: besides its exponentiation an item does some 50 Montgomery
  * multiplications: its inputs into Montgomery form, the blinding factor
  * r^e and the check's out^e (17 each for e = 65537), the unblinding. On
- * 32-bit limbs each costs about twice an FP64 squaring's instructions (the
- * SASS of the multiplication steps), and each call site was an inlined copy
- * of the 32-bit CIOS loop. Here they run on 52-bit limbs through one copy
- * of the FP64 multiplication that is not inlined (gpursa_fp_mul_cold):
- * the code of those cold parts shrinks to one loop that the instruction
- * caches keep. What stays in 32-bit limbs: the reductions of full-length
+ * 32-bit limbs each costs about 1.8 times the instructions of an FP64
+ * multiplication (the SASS of their loops), and each call site was an
+ * inlined copy of the 32-bit CIOS loop. Here they run on 52-bit limbs
+ * through one copy of the FP64 multiplication that is not inlined
+ * (gpursa_fp_mul_cold), so the kernel's code for them is one loop instead
+ * of dozens (doc/performance-notes.md, "The rest of the operation on FP64
+ * limbs"). What stays in 32-bit limbs: the reductions of full-length
  * numbers (c, r, rinv, the result) modulo m, which multiply only by m, and
  * Garner's recombination. A full-length x < n enters as
  * x' = x / R mod m (the reduction) and x' (R R52^2) / R52 = x R52, with
