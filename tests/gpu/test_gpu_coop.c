@@ -725,27 +725,6 @@ static void fp_convert_lane(uint32_t tid)
     fpc.is1[h] = gpursa_fp_is1(&c, f);
 }
 
-static void words_set(uint32_t *w, const mpz_t z)
-{
-    mpz_t t;
-    mpz_init_set(t, z);
-    for (int i = 0; i < CO_H; i++) {
-        w[i] = (uint32_t)mpz_getlimbn(t, 0);
-        mpz_fdiv_q_2exp(t, t, 32);
-    }
-    ck_assert_int_eq(mpz_sgn(t), 0);
-    mpz_clear(t);
-}
-
-static void words_get(mpz_t z, const uint32_t *w)
-{
-    mpz_set_ui(z, 0);
-    for (int i = CO_H - 1; i >= 0; i--) {
-        mpz_mul_2exp(z, z, 32);
-        mpz_add_ui(z, z, w[i]);
-    }
-}
-
 /* Modulo both primes of each key: x (below 2^(32 H)) and f (below 2m,
  * which passes 2^(32 H)) at the edges (0, 1, m - 1, m, m + 1, 2^(32 H) - 1
  * where below 2m, 2m - 1, a number with every other bit set) and at random.
@@ -759,7 +738,7 @@ START_TEST(test_fp_convert)
     mpz_setbit(top, 32 * CO_H);                              /* 2^(32 H) */
     for (int k = 0; k < 6; k++) {
         fp_modulus(m, k);
-        words_set(fpc.m, m);
+        gt_to_limbs(fpc.m, CO_H, m);
         for (int i = 0; i < ne + nr; i++) {
             switch (i) {
             case 0: mpz_set_ui(v, 0); break;
@@ -782,7 +761,7 @@ START_TEST(test_fp_convert)
             /* x: v's low 32 H bits; f: v itself (below 2m) */
             mpz_fdiv_r_2exp(want, v, 32 * CO_H);
             mpz_mod(red, v, m);
-            words_set(fpc.x, want);
+            gt_to_limbs(fpc.x, CO_H, want);
             fp_set(fpc.f, v);
             emu_lane_fn = fp_convert_lane;
             emu_run_item(NULL, 0, 0);
@@ -792,9 +771,9 @@ START_TEST(test_fp_convert)
                     ck_assert_msg(fpc.from[h][l] <= GPURSA_FP_M52, "case %d, group %d: limb %d", i, h, l);
                 fp_value(got, fpc.from[h]);
                 ck_assert_msg(mpz_cmp(got, want) == 0, "case %d, group %d: from32", i, h);
-                words_get(got, fpc.to[h]);
+                gt_from_limbs(got, fpc.to[h], CO_H);
                 ck_assert_msg(mpz_cmp(got, want) == 0, "case %d, group %d: to32", i, h);
-                words_get(got, fpc.out[h]);
+                gt_from_limbs(got, fpc.out[h], CO_H);
                 ck_assert_msg(mpz_cmp(got, red) == 0, "case %d, group %d: fp_out", i, h);
                 ck_assert_uint_eq(fpc.is1[h], mpz_cmp_ui(v, 1) == 0 ? 0xffffffffu : 0u);
             }
