@@ -1245,6 +1245,20 @@ GPURSA_COOP_FN void gpursa_fp_in(const gpursa_coop_ctx *c, double *r, const uint
     gpursa_fp_mul_cold(*c, r, r, f, m52, mp, 1);
 }
 
+/* r = x R52 mod m (< 2m, FP64 Montgomery form) for the full-length x =
+ * (lo, hi) < m R: x / R mod m by a 32-bit reduction, then gpursa_fp_in */
+GPURSA_COOP_FN void gpursa_fp_in_full(const gpursa_coop_ctx *c, double *r, const uint32_t *lo, const uint32_t *hi,
+                                      const uint32_t *m, uint32_t m0inv, const uint64_t *fin, const uint64_t *m52,
+                                      uint64_t mp)
+{
+    uint32_t t[CO_L];
+    gpursa_coop_mont(c, t, lo, hi, NULL, NULL, m, m0inv);
+    gpursa_fp_in(c, r, t, fin, m52, mp);
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        ((volatile uint32_t *)t)[l] = 0;
+}
+
 /* r = the number 1 */
 GPURSA_COOP_FN void gpursa_fp_set1(const gpursa_coop_ctx *c, double *r)
 {
@@ -1322,22 +1336,6 @@ GPURSA_COOP_FN uint32_t gpursa_coop_lt_n(const gpursa_coop_ctx *c, const uint32_
     (void)gpursa_coop_resolve2(c, (int)gl, gpursa_coop_all(dl, 0), (int)gh, gpursa_coop_all(dh, 0), &bhi, &out);
     return 0u - out;
 }
-
-#ifdef GPURSA_COOP_FP
-/* r = x R52 mod m (< 2m, FP64 Montgomery form) for the full-length x =
- * (lo, hi) < m R: x / R mod m by a 32-bit reduction, then gpursa_fp_in */
-GPURSA_COOP_FN void gpursa_fp_in_full(const gpursa_coop_ctx *c, double *r, const uint32_t *lo, const uint32_t *hi,
-                                      const uint32_t *m, uint32_t m0inv, const uint64_t *fin, const uint64_t *m52,
-                                      uint64_t mp)
-{
-    uint32_t t[CO_L];
-    gpursa_coop_mont(c, t, lo, hi, NULL, NULL, m, m0inv);
-    gpursa_fp_in(c, r, t, fin, m52, mp);
-    GPURSA_COOP_UNROLL
-    for (int l = 0; l < CO_L; l++)
-        ((volatile uint32_t *)t)[l] = 0;
-}
-#endif
 
 /* ---- the whole operation --------------------------------------------------------- */
 
