@@ -279,6 +279,7 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
             (void)gpursa_cuda_kernel_regs(sizes[i], dev->by_size[i]);
         (void)gpursa_cuda_regs_2048_narrow();
         (void)gpursa_cuda_regs_2048_fp();
+        (void)gpursa_cuda_regs_2048_fp2();
         (void)gpursa_cuda_regs_3072_fp();
         (void)gpursa_cuda_regs_3072_fpn();
         (void)gpursa_cuda_regs_3072_fpw();

@@ -53,6 +53,9 @@ int gpursa_cuda_regs_2048_narrow(void);
  * FP64 the 2048 launcher sends loads of more than 2,048 items there. */
 cudaError_t gpursa_cuda_launch_2048_fp(const gpursa_cuda_args *a, cudaStream_t s);
 int gpursa_cuda_regs_2048_fp(void);
+/* ... on 2 lanes a CRT half (kernels_2048f2.cu): its heaviest loads. */
+cudaError_t gpursa_cuda_launch_2048_fp2(const gpursa_cuda_args *a, cudaStream_t s);
+int gpursa_cuda_regs_2048_fp2(void);
 /* RSA-3072 and RSA-4096 COOP on FP64 limbs, 4 lanes per CRT half
  * (kernels_3072f.cu, kernels_4096f.cu: heavy loads) and 8 (_fpn,
  * kernels_3072fn.cu, kernels_4096fn.cu: lighter ones), and RSA-3072's on 3

@@ -687,7 +687,9 @@ START_TEST(test_fp_settle)
             mpz_fdiv_r_2exp(got, got, 52 * FP_F);
             ck_assert_msg(mpz_cmp(got, want) == 0, "case %d, lazy %d, group %d: value", k, fps.lazy, h);
         }
-        if (k == nr && fps.lazy)
+        /* (on two lanes a half there is no lane 2, and none stops: lane 0
+         * takes no carry in, so its carry out of the second pass is 0) */
+        if (k == nr && fps.lazy && FP_F > 2 * FP_L)
             ck_assert_uint_eq(fps.out[0][2 * FP_L], ones + 1);
     }
     mpz_clears(want, got, NULL);
@@ -942,7 +944,7 @@ START_TEST(test_ct_fp_mont)
 END_TEST
 
 /* No fork: memcheck then follows the one process. With
- * GPURSA_COOP_CT_MONT (the FP64 lane shapes other than RSA-2048's) only
+ * GPURSA_COOP_CT_MONT (the FP64 lane shapes other than RSA-2048's 4-lane one) only
  * the multiplication and squaring: a whole operation of 3072 or 4096 bits
  * takes minutes under memcheck, and the rest of the item is the same code
  * at every shape. */

@@ -1,0 +1,19 @@
+/* gpursa CUDA backend: RSA-2048 COOP with the secret exponentiations on
+ * FP64 limbs (GPURSA_COOP_FP, gpursa_coop.h), for heavy loads: 2 lanes per
+ * CRT half, 4 per item, 10 limbs of 52 bits a lane (20 a half) and 16 of 32
+ * bits: the lane shape of kernels_4096f.cu at half the length, with its
+ * barrier. Against kernels_2048f.cu's 4 lanes of 5 limbs a half does half
+ * the CIOS steps, each with twice the limb products, so the step's fixed
+ * part (its shuffles, q, the shift) is paid half as often; at 254 registers
+ * an SM holds one 64-item block instead of two of 32, so it runs only loads
+ * that keep the SMs busy (kernels_2048.cu; doc/performance-notes.md,
+ * "RSA-2048 on two lanes a half"). */
+#define GPURSA_COOP_H 32
+#define GPURSA_COOP_L 16
+#define GPURSA_COOP_FP 1
+#define GPURSA_COOP_FP_SMEM 8    /* of the window table's 16 entries in shared memory */
+#define GPURSA_COOP_FP_EARLY 1   /* lane 0's carry ahead of m q */
+#define GPURSA_COOP_FP_BARRIER 1 /* the block's warps meet at each window */
+#include "gpu/kernels_coop.cuh"
+
+GPURSA_COOP_EXPORT(gpursa_cuda_launch_2048_fp2, gpursa_cuda_regs_2048_fp2)
