@@ -5,14 +5,14 @@
  * (kernels_2048n.cu), loads of more than 2,048 to the FP64-limb ones (more
  * operations a second than 32-bit limbs of any lane width above 2,048
  * items, doc/performance-notes.md, "Kernels"): 4 lanes a half
- * (kernels_2048f.cu) up to 6,144, 2 lanes (kernels_2048f2.cu) above: a sixth
+ * (kernels_2048f.cu) up to 6,000, 2 lanes (kernels_2048f2.cu) above: a sixth
  * fewer instructions an item, but 64 items a block and one block an SM, so
  * lighter loads would leave SMs idle */
 #define GPURSA_COOP_H 32
 #define GPURSA_COOP_L 4
 #define GPURSA_COOP_NARROW_UPTO 1024
 #define GPURSA_COOP_NARROW_LAUNCH gpursa_cuda_launch_2048_narrow
-#define GPURSA_COOP_WIDEST_ABOVE 6144
+#define GPURSA_COOP_WIDEST_ABOVE 6000
 #define GPURSA_COOP_WIDEST_LAUNCH gpursa_cuda_launch_2048_fp2
 #define GPURSA_COOP_WIDE_ABOVE 2048
 #define GPURSA_COOP_WIDE_LAUNCH gpursa_cuda_launch_2048_fp

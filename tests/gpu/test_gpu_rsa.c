@@ -471,7 +471,7 @@ START_TEST(test_backend_batch_mixed_keys)
     /* CUDA COOP picks a kernel by the items in flight (kernels_<bits>.cu; a
      * lone batch's load is its size): RSA-2048 32-bit limbs, 2 a lane up to
      * 1,024 and 4 up to 2,048, then FP64 limbs on 4 lanes a CRT half up to
-     * 6,144 and on 2 above; RSA-3072 FP64 limbs on 8 lanes a half up to 2,048
+     * 6,000 and on 2 above; RSA-3072 FP64 limbs on 8 lanes a half up to 2,048
      * (the batch of 300), 4 up to 8,192, 3 above; RSA-4096 32-bit limbs up to
      * 1,024 (300), FP64 limbs on 8 lanes a half up to 2,048, 4 above. A batch
      * for each kernel, its items repeating 300. */
