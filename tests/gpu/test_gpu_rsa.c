@@ -474,11 +474,18 @@ START_TEST(test_backend_batch_mixed_keys)
      * 6,000 and on 2 above; RSA-3072 FP64 limbs on 8 lanes a half up to 2,048
      * (the batch of 300), 4 up to 8,192, 3 above; RSA-4096 32-bit limbs up to
      * 1,024 (300), FP64 limbs on 8 lanes a half up to 2,048, 4 above. A batch
-     * for each kernel, its items repeating 300. */
-    static const size_t heavy[4][3] = {{0}, {1500, 2600, 7000}, {4000, 9000}, {1500, 2500}};
+     * for each kernel: n items, of which the first `distinct` are made and the
+     * rest repeat them (RSA-2048's 1,500 and 2,600 all made, as they were
+     * before the larger batches came). */
+    static const struct { size_t n, distinct; } heavy[4][3] = {
+        {{0, 0}},
+        {{1500, 1500}, {2600, 2600}, {7000, 300}},
+        {{4000, 300}, {9000, 300}},
+        {{1500, 300}, {2500, 300}},
+    };
     if (cuda && vs[_i % 5] == GPURSA_VARIANT_COOP)
-        for (int j = 0; j < 3 && heavy[_i / 5][j] != 0; j++)
-            run_backend_batch_rep(_i / 5, GPURSA_VARIANT_COOP, heavy[_i / 5][j], 300);
+        for (int j = 0; j < 3 && heavy[_i / 5][j].n != 0; j++)
+            run_backend_batch_rep(_i / 5, GPURSA_VARIANT_COOP, heavy[_i / 5][j].n, heavy[_i / 5][j].distinct);
     if (!cuda && _i / 5 == 1 && vs[_i % 5] == GPURSA_VARIANT_AUTO)
         run_backend_batch_rep(1, GPURSA_VARIANT_AUTO, 20, 7);    /* the repeats, on the host too */
     run_backend_batch(_i / 5, vs[_i % 5], n);
