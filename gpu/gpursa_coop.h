@@ -1116,9 +1116,10 @@ GPURSA_COOP_FN void gpursa_fp_table_select(double *r, const double *ts, const do
 
 /* r = x^d R52 mod m (< 2m, settled lazily) for x = x' R52 mod m (< 2m,
  * limbs <= 2^52), over all 32 H bits of d; m52, one52 (R52 mod m): the
- * key's constants, F limbs each; mp: -m^-1 mod 2^52. */
+ * key's constants, F limbs each; mp: -m^-1 mod 2^52; tid: the thread's
+ * index (gpursa_coop_item's), which places its warp on a scheduler. */
 GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, double *r, const double *x, const uint32_t *d,
-                                  const uint64_t *m52, uint64_t mp52, const uint64_t *one52)
+                                  const uint64_t *m52, uint64_t mp52, const uint64_t *one52, uint32_t tid)
 {
     /* Every lane of the warp comes here (gpursa_coop_item), and nothing in
      * this function branches on an item's values: so the whole warp is
@@ -1155,6 +1156,19 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, double *r, cons
         for (int l = 0; l < FP_L; l++)
             *gpursa_fp_entry(ts, tl, k, l) = t[l];
     }
+    /* The window's table entry is read before its squarings, or, with
+     * GPURSA_COOP_FP_STAGGER (the includer's choice), before squaring
+     * sel_at: halfway through them in one of the two warps that share a
+     * scheduler (warps w and w + 4 of a block), so that while one waits for
+     * the table's entries in local memory (from the L2: a round trip for
+     * each two of them), the other squares. Where the block's warps meet at
+     * each window (GPURSA_COOP_FP_BARRIER) they would otherwise all wait at
+     * once. The warp's index (public) decides; the entry read is the same. */
+#ifdef GPURSA_COOP_FP_STAGGER
+    const int sel_at = (((tid >> 5) ^ (tid >> 7)) & 1) ? W / 2 : 0;
+#else
+    (void)tid;
+#endif
     /* the top window takes the bits that W does not divide (public) */
     int pos = bits - (bits % W ? bits % W : W);
     gpursa_fp_table_select(r, ts, tl, gpursa_exp_window(d, bits, pos, bits - pos));
@@ -1164,10 +1178,19 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, double *r, cons
 #if defined(__CUDACC__) && defined(GPURSA_COOP_FP_BARRIER)
         __syncthreads();                                     /* every thread of the block comes here */
 #endif
+#ifdef GPURSA_COOP_FP_STAGGER
+        GPURSA_COOP_ROLLED
+        for (int s = 0; s < W; s++) {
+            if (s == sel_at)
+                gpursa_fp_table_select(sel, ts, tl, gpursa_exp_window(d, bits, pos, W));
+            gpursa_fp_sqr(c, r, r, fm, mp);
+        }
+#else
         gpursa_fp_table_select(sel, ts, tl, gpursa_exp_window(d, bits, pos, W));
         GPURSA_COOP_ROLLED
         for (int s = 0; s < W; s++)
             gpursa_fp_sqr(c, r, r, fm, mp);
+#endif
         gpursa_fp_mul(c, r, r, sel, fm, mp);
     }
     GPURSA_COOP_UNROLL
@@ -1397,7 +1420,7 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
         /* blind, exponentiate, unblind */
         gpursa_fp_pow_cold(c, t, rf, kd->e, m52, mp);                       /* r^e R52 */
         gpursa_fp_mul_cold(c, cf, cf, t, m52, mp, 1);
-        gpursa_fp_exp(&c, rf, cf, dexp, m52, mp, GPURSA_FP_ONE(kd, h));     /* (c r^e)^d R52 */
+        gpursa_fp_exp(&c, rf, cf, dexp, m52, mp, GPURSA_FP_ONE(kd, h), tid); /* (c r^e)^d R52 */
         /* The key's values are loaded again, through a pointer the
          * compiler cannot see through: else it keeps the first loads'
          * values in registers across the exponentiation, registers that

@@ -3,14 +3,15 @@
  * CRT half, 6 per item (five items a warp, its last two lanes mirroring
  * lanes of the fifth), 10 limbs of 52 bits a lane (30 a half: the fewest
  * that hold 1,538 bits) and 16 of 32 bits. The lane shape of
- * kernels_4096f.cu, with its barrier: 6 % fewer limbs than 4 lanes of 8
- * (32 a half) for the same registers. */
+ * kernels_4096f.cu, with its barrier and staggered table reads: 6 % fewer
+ * limbs than 4 lanes of 8 (32 a half) for the same registers. */
 #define GPURSA_COOP_H 48
 #define GPURSA_COOP_L 16
 #define GPURSA_COOP_FP 1
 #define GPURSA_COOP_FP_SMEM 8    /* of the window table's 16 entries in shared memory */
 #define GPURSA_COOP_FP_EARLY 1   /* lane 0's carry ahead of m q */
 #define GPURSA_COOP_FP_BARRIER 1 /* the block's warps meet at each window */
+#define GPURSA_COOP_FP_STAGGER 1 /* half of them read the window entry later */
 #include "gpu/kernels_coop.cuh"
 
 GPURSA_COOP_EXPORT(gpursa_cuda_launch_3072_fpw, gpursa_cuda_regs_3072_fpw)

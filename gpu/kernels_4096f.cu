@@ -4,13 +4,16 @@
  * bits. The most limb products per shuffle, and the fewest warps (254
  * registers: one 256-thread block per SM). The squaring's loop and the
  * multiplication's are large here, and pay only with the block's warps kept
- * in the same one (GPURSA_COOP_FP_BARRIER). */
+ * in the same one (GPURSA_COOP_FP_BARRIER); then the warps that share a
+ * scheduler read their window's table entry at different times
+ * (GPURSA_COOP_FP_STAGGER). */
 #define GPURSA_COOP_H 64
 #define GPURSA_COOP_L 16
 #define GPURSA_COOP_FP 1
 #define GPURSA_COOP_FP_SMEM 8    /* of the window table's 16 entries in shared memory */
 #define GPURSA_COOP_FP_EARLY 1   /* lane 0's carry ahead of m q */
 #define GPURSA_COOP_FP_BARRIER 1 /* the block's warps meet at each window */
+#define GPURSA_COOP_FP_STAGGER 1 /* half of them read the window entry later */
 #include "gpu/kernels_coop.cuh"
 
 GPURSA_COOP_EXPORT(gpursa_cuda_launch_4096_fp, gpursa_cuda_regs_4096_fp)

@@ -18,7 +18,9 @@
  * nothing), the lanes a warp leaves over where an item's lanes do not divide
  * 32 (run with the warp's last item, whose shuffles they must not disturb),
  * BADINPUT for c >= n and for r*rinv != 1, FAULT for a key whose dp is
- * wrong, and every output word of a failed item zero.
+ * wrong, and every output word of a failed item zero. Batches of more than
+ * one warp's items also run a second warp, which in the kernels with
+ * GPURSA_COOP_FP_STAGGER reads its window entries later than the first.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
