@@ -616,7 +616,7 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
         a.stride = (uint32_t)stride;
         int si = gpursa_cuda_size_index(b->bits);
         uint32_t busy = __atomic_load_n(&dev->inflight[si], __ATOMIC_RELAXED);
-        a.load = busy + (uint32_t)n;
+        a.load = gpursa_cuda_load(busy + (uint32_t)n, dev->sm_count);
         a.shared = (uint32_t)dev->shared;
         a.fp64 = (uint32_t)dev->fp64;
         gpursa_variant v = dev->by_size[si];

@@ -16,6 +16,7 @@
 
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include "gpu/gpursa_cuda_load.h"
 #include "gpu/gpursa_gpu.h"
 
 /* Arguments of one batch launch (all pointers are device pointers). */
@@ -29,9 +30,10 @@ typedef struct {
     uint32_t count;           /* items in this launch */
     uint32_t stride;          /* limb stride of the SoA arrays */
     uint32_t load;            /* items this process runs on the device at once, this
-                               * launch's included (>= count): where a size has kernels
-                               * of several lane widths, the width follows the load
-                               * (gpursa_coop_launch_sized) */
+                               * launch's included, scaled to a device of
+                               * GPURSA_CUDA_REF_SMS SMs (gpursa_cuda_load): where a
+                               * size has kernels of several lane widths, the width
+                               * follows the load (gpursa_coop_launch_sized) */
     uint32_t shared;          /* the device is shared with other processes (MPS), whose
                                * load this process does not see: never the narrowest
                                * lanes, which do the most work per item */
@@ -39,6 +41,7 @@ typedef struct {
                                * FP64-limb kernels may run; elsewhere (sm_75, 86, 89:
                                * 1/32 to 1/64 rate) only the 32-bit ones */
 } gpursa_cuda_args;
+
 
 /* Launch the private-operation kernel of one modulus size and variant on
  * stream s. Returns cudaErrorInvalidValue for a size/variant not built. */

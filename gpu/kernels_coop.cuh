@@ -17,7 +17,8 @@
  * batch but cost a third of the rate under MPS, and a minimum of resident
  * blocks costs spills (doc/performance-notes.md, "Kernels"). A file whose
  * kernel runs only loads that give each SM at most one block (the FP64
- * kernels of 8 lanes a half, up to 2,048 items in flight: 128 blocks) sets
+ * kernels of 8 lanes a half, up to 2,048 items in flight: 128 blocks on 132
+ * SMs, and proportionally fewer items on fewer SMs, gpursa_cuda_load) sets
  * GPURSA_COOP_ONE_BLOCK: then ptxas may take every register it can use for
  * one block an SM, where on its own it aims at more blocks and spills. */
 #if defined(GPURSA_COOP_FP) && GPURSA_COOP_FP_SMEM > 0

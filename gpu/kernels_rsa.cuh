@@ -495,12 +495,14 @@ gpursa_fx2_kernel(gpursa_cuda_args a)
  * GPURSA_COOP_SHARED_LAUNCH a device shared with other processes (MPS) runs
  * that kernel for every load. The load, not the batch: narrow
  * lanes finish a lone batch sooner but cost more GPU time per item, which is
- * what counts once this process's batches in flight fill the device. */
+ * what counts once this process's batches in flight fill the device. The
+ * thresholds are items in flight on a device of GPURSA_CUDA_REF_SMS SMs
+ * (the backend scales the load to it). */
 static cudaError_t gpursa_coop_launch_sized(const gpursa_cuda_args *a, cudaStream_t s)
 {
 #if defined(GPURSA_COOP_NARROW_UPTO) || defined(GPURSA_COOP_WIDEST_ABOVE) || defined(GPURSA_COOP_WIDE_ABOVE) \
     || defined(GPURSA_COOP_FP_ABOVE)
-    const uint32_t load = a->load > a->count ? a->load : a->count;
+    const uint32_t load = a->load;
 #endif
 #ifdef GPURSA_COOP_SHARED_LAUNCH
     if (a->shared && a->fp64)

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gpu/gpursa_cuda_load.h"
 #include "gpu/gpursa_keyconv.h"
 #include "gpu/gpursa_rsa_op.h"
 #include "tests/gpu/gpu_testutil.h"
@@ -583,6 +584,34 @@ START_TEST(test_names_and_strings)
 }
 END_TEST
 
+/* The CUDA launchers' load, in items on a 132-SM device: the same count on
+ * such a device, more on fewer SMs and fewer on more (rounded up, so a
+ * lone item is never a load of 0), and nothing that wraps. */
+START_TEST(test_cuda_load_by_sms)
+{
+    ck_assert_uint_eq(gpursa_cuda_load(0, 132), 0);
+    ck_assert_uint_eq(gpursa_cuda_load(1, 132), 1);
+    ck_assert_uint_eq(gpursa_cuda_load(6000, 132), 6000);
+    ck_assert_uint_eq(gpursa_cuda_load(6001, GPURSA_CUDA_REF_SMS), 6001);
+    /* H100 PCIe (114 SMs): 5,181 items in flight count as 6,000, 5,182 as
+     * 6,001 (RSA-2048's 2-lane kernel runs loads above 6,000) */
+    ck_assert_uint_eq(gpursa_cuda_load(5181, 114), 6000);
+    ck_assert_uint_eq(gpursa_cuda_load(5182, 114), 6001);
+    ck_assert_uint_eq(gpursa_cuda_load(1, 114), 2);
+    /* A100 (108), B200-like (148), T4 (40) */
+    ck_assert_uint_eq(gpursa_cuda_load(2048, 108), 2504);
+    ck_assert_uint_eq(gpursa_cuda_load(2048, 148), 1827);
+    ck_assert_uint_eq(gpursa_cuda_load(1, 148), 1);
+    ck_assert_uint_eq(gpursa_cuda_load(1024, 40), 3380);
+    /* an unknown count leaves the load as it is; a huge one saturates */
+    ck_assert_uint_eq(gpursa_cuda_load(777, 0), 777);
+    ck_assert_uint_eq(gpursa_cuda_load(777, -1), 777);
+    ck_assert_uint_eq(gpursa_cuda_load(UINT32_MAX, 1), UINT32_MAX);
+    ck_assert_uint_eq(gpursa_cuda_load(UINT32_MAX / 132 + 1, 1), UINT32_MAX);
+    ck_assert_uint_eq(gpursa_cuda_load(UINT32_MAX / 132, 1), (uint32_t)(UINT32_MAX / 132 * 132));
+}
+END_TEST
+
 static Suite *make_rsa_op_suite(void)
 {
     Suite *s = suite_create("gpu_rsa_op");
@@ -595,6 +624,7 @@ static Suite *make_rsa_op_suite(void)
     tcase_add_loop_test(tc, test_key_supported, 0, 4);
     tcase_add_loop_test(tc, test_keyconv_constants, 0, 4);
     tcase_add_test(tc, test_names_and_strings);
+    tcase_add_test(tc, test_cuda_load_by_sms);
     suite_add_tcase(s, tc);
     return s;
 }
