@@ -42,7 +42,6 @@ typedef struct {
                                * 1/32 to 1/64 rate) only the 32-bit ones */
 } gpursa_cuda_args;
 
-
 /* Launch the private-operation kernel of one modulus size and variant on
  * stream s. Returns cudaErrorInvalidValue for a size/variant not built. */
 cudaError_t gpursa_cuda_launch_1024(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);
