@@ -50,8 +50,13 @@ for bits in 1024 2048; do
         ossl pkeyutl -verify -pubin -inkey "$TMP/pub.pem" -in "$TMP/dgst" -pkeyopt digest:sha256 \
             -pkeyopt rsa_padding_mode:pss -pkeyopt rsa_pss_saltlen:32 -sigfile "$TMP/pss.d" > /dev/null \
             || fail "gpursa side rejects default's PSS signature ($bits)"
-        # a corrupted signature must not verify
-        printf '\001' | dd of="$TMP/pss.d" bs=1 seek=10 conv=notrunc 2>/dev/null
+        # a corrupted signature must not verify: the low bit of byte 10 flipped (writing
+        # a fixed byte there left one PSS signature in 256, whose byte 10 held it already,
+        # as it was, and that one verified)
+        cp "$TMP/pss.d" "$TMP/pss.orig"
+        byte=$(od -An -tu1 -j10 -N1 "$TMP/pss.d" | tr -d ' ')
+        printf "\\$(printf %o $((byte ^ 1)))" | dd of="$TMP/pss.d" bs=1 seek=10 conv=notrunc 2>/dev/null
+        cmp -s "$TMP/pss.d" "$TMP/pss.orig" && fail "the corruption left the PSS signature as it was ($bits)"
         if ossl pkeyutl -verify -pubin -inkey "$TMP/pub.pem" -in "$TMP/dgst" -pkeyopt digest:sha256 \
             -pkeyopt rsa_padding_mode:pss -sigfile "$TMP/pss.d" > /dev/null 2>&1; then
             fail "a corrupted PSS signature verified ($bits)"
