@@ -583,11 +583,11 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  * into its new column 0). A column receives at most 4 (F + 1) halves of
  * at most 2^52 each before it leaves, so 64 bits never overflow. Since R52 > 4m,
  * inputs below 2m give an output below 2m (Walter), so there is no final
- * subtraction. The output is settled lazily: a carry pass in each lane, the
- * lane's top carry into the next lane and a second pass, whose carry out
- * of the lane (0 or 1) the next lane adds to its limb 0 and no further, so
- * a lane's limb 0 may be 2^52 and every product stays within ab <= 2^104;
- * no ballot look-ahead and third pass (as gpursa_coop_settle) in the loop.
+ * subtraction. The output is settled lazily: two carry passes, each over
+ * every limb at once (a limb's carry goes into the limb above it, a lane's
+ * top carry into the next lane's limb 0), leave every limb at most 2^52,
+ * so every product stays within ab <= 2^104; no ballot look-ahead and third
+ * pass (as gpursa_coop_settle) in the loop.
  * A multiplication settled fully (limbs below 2^52) by the number 1 gives
  * the fully reduced a / R52 (at most m, and m only for a = 0 mod m); the
  * conversions back to 32-bit words take fully settled limbs.
@@ -752,14 +752,46 @@ GPURSA_COOP_FN double gpursa_fp_shfl(const gpursa_coop_ctx *c, double v, int src
     return gpursa_fp_from_bits(gpursa_fp_shfl64(c, gpursa_fp_bits(v), src));
 }
 
+/* One carry pass over the group's columns, every limb at once: each keeps
+ * its low 52 bits and adds the carry out of the limb below it (a lane's
+ * limb 0: out of the lane below's top limb; none into lane 0). Two
+ * instructions deep for any FL, where a pass from limb to limb is FL
+ * carries deep. The carry out of the top lane is dropped: it is 0 while
+ * the value is below R52. */
+GPURSA_COOP_FN void gpursa_fp_carry_pass(const gpursa_coop_ctx *c, uint64_t *acc)
+{
+    uint32_t cy[FP_L], cin;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < FP_L; l++) {
+        cy[l] = (uint32_t)(acc[l] >> 52);
+        acc[l] &= GPURSA_FP_M52;
+    }
+    cin = gpursa_coop_shfl(c, cy[FP_L - 1], c->k == 0 ? c->lane : c->lane - 1);
+    acc[0] += c->k == 0 ? 0 : cin;
+    GPURSA_COOP_UNROLL
+    for (int l = 1; l < FP_L; l++)
+        acc[l] += cy[l - 1];
+}
+
 /* Normalise the group's column sums (acc[0..FL-1] per lane, each < 2^63;
- * the value below R52) to limbs < 2^52, r as doubles; lazy: the last carry
- * between lanes (0 or 1) goes into the next lane's limb 0 and no further,
- * which may so be 2^52. */
+ * the value below R52) to limbs < 2^52, r as doubles; lazy: to limbs of at
+ * most 2^52, by two carry passes (gpursa_fp_carry_pass): after the first
+ * every limb is below 2^52 + 2^12, so the second's carries are 0 or 1 and
+ * leave each limb at most 2^52. Every warp of a block settles at about the
+ * same time (they meet at each window), so the settle's depth is time the
+ * scheduler has little else to issue. */
 GPURSA_COOP_FN void gpursa_fp_settle(const gpursa_coop_ctx *c, double *r, uint64_t *acc, int lazy)
 {
     uint64_t s;
     uint32_t cin, in, out;
+    if (lazy) {
+        gpursa_fp_carry_pass(c, acc);
+        gpursa_fp_carry_pass(c, acc);
+        GPURSA_COOP_UNROLL
+        for (int l = 0; l < FP_L; l++)
+            r[l] = gpursa_fp_u52(acc[l]);
+        return;
+    }
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L - 1; l++) {                     /* in the lane */
         acc[l + 1] += acc[l] >> 52;
@@ -775,16 +807,7 @@ GPURSA_COOP_FN void gpursa_fp_settle(const gpursa_coop_ctx *c, double *r, uint64
         acc[l] = s & GPURSA_FP_M52;
         s >>= 52;
     }
-    /* now s is 0 or 1 */
-    if (lazy) {
-        cin = gpursa_coop_shfl(c, (uint32_t)s, c->k == 0 ? c->lane : c->lane - 1);
-        acc[0] += c->k == 0 ? 0 : cin;
-        GPURSA_COOP_UNROLL
-        for (int l = 0; l < FP_L; l++)
-            r[l] = gpursa_fp_u52(acc[l]);
-        return;
-    }
-    /* the 0/1 carries between lanes by look-ahead */
+    /* now s is 0 or 1; the 0/1 carries between lanes by look-ahead */
     {
         uint64_t all = GPURSA_FP_M52;
         GPURSA_COOP_UNROLL
