@@ -21,6 +21,8 @@
  * with the 4-limb one (513,000-516,000 against 460,000-469,000 sign/s on an
  * H100, bench/RESULTS.md) */
 #define GPURSA_COOP_SHARED_LAUNCH gpursa_cuda_launch_2048_fp
+#ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
 #include "gpu/kernels_rsa.cuh"
 
 GPURSA_CUDA_SIZE(2048)
+#endif

@@ -6,6 +6,8 @@
 #define GPURSA_COOP_L 8
 #define GPURSA_COOP_FP 1
 #define GPURSA_COOP_FP_SMEM 8    /* of the table's 16 entries in shared memory */
+#ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
 #include "gpu/kernels_coop.cuh"
 
 GPURSA_COOP_EXPORT(gpursa_cuda_launch_2048_fp, gpursa_cuda_regs_2048_fp)
+#endif

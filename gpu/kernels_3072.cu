@@ -19,6 +19,8 @@
 #define GPURSA_COOP_WIDEST_ABOVE 8192
 #define GPURSA_COOP_WIDEST_LAUNCH gpursa_cuda_launch_3072_fpw
 #define GPURSA_COOP_SHARED_LAUNCH gpursa_cuda_launch_3072_fpw
+#ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
 #include "gpu/kernels_rsa.cuh"
 
 GPURSA_CUDA_SIZE(3072)
+#endif

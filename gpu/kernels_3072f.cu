@@ -7,6 +7,8 @@
 #define GPURSA_COOP_L 12
 #define GPURSA_COOP_FP 1
 #define GPURSA_COOP_FP_W 3       /* a window table of half the size */
+#ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
 #include "gpu/kernels_coop.cuh"
 
 GPURSA_COOP_EXPORT(gpursa_cuda_launch_3072_fp, gpursa_cuda_regs_3072_fp)
+#endif

@@ -13,6 +13,8 @@
 #define GPURSA_COOP_WIDE_ABOVE 2048
 #define GPURSA_COOP_WIDE_LAUNCH gpursa_cuda_launch_4096_fp
 #define GPURSA_COOP_SHARED_LAUNCH gpursa_cuda_launch_4096_fp
+#ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
 #include "gpu/kernels_rsa.cuh"
 
 GPURSA_CUDA_SIZE(4096)
+#endif
