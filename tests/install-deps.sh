@@ -8,12 +8,32 @@
 set -e
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
+
+# apt-get ARGS, waiting while another apt or dpkg holds their locks: a fresh
+# cloud machine often runs its own package updates for minutes after boot,
+# and apt-get update does not wait for the lists' lock by itself. Up to 15
+# minutes, then the last error stands.
+apt_get() {
+    err=$(mktemp)
+    waited=0
+    while :; do
+        if $SUDO apt-get -o DPkg::Lock::Timeout=60 "$@" 2>"$err"; then
+            cat "$err" >&2; rm -f "$err"; return 0
+        fi
+        if ! grep -q "Could not get lock" "$err" || [ "$waited" -ge 900 ]; then
+            cat "$err" >&2; rm -f "$err"; return 1
+        fi
+        [ "$waited" -gt 0 ] || echo "install-deps.sh: another apt or dpkg holds the package locks; waiting" >&2
+        sleep 10; waited=$((waited + 10))
+    done
+}
+
+apt_get update -q
 # Debian 12 ships clang's runtimes (libclang_rt.asan, .fuzzer, ...) in libclang-rt-dev;
 # Ubuntu 22.04 has them in clang's own dependencies and no such package.
 rt=""
 apt-cache show libclang-rt-dev >/dev/null 2>&1 && rt=libclang-rt-dev
-$SUDO apt-get install -y -q --no-install-recommends \
+apt_get install -y -q --no-install-recommends \
   build-essential autoconf automake libtool pkg-config \
   libssl-dev openssl check libgmp-dev valgrind ca-certificates \
   haproxy nginx curl nghttp2-client python3 \
