@@ -777,10 +777,10 @@ GPURSA_COOP_FN void gpursa_fp_carry_pass(const gpursa_coop_ctx *c, uint64_t *acc
  * the value below R52) to limbs < 2^52, r as doubles; lazy: to limbs of at
  * most 2^52, by two carry passes (gpursa_fp_carry_pass): after the first
  * every limb is below 2^52 + 2^12, so the second's carries are 0 or 1 and
- * leave each limb at most 2^52. Where a block's warps settle at about the
- * same time (they meet at each window, and no read of the table is
- * staggered), the depth of a chain from limb to limb was time in which the
- * scheduler had little else to issue. */
+ * leave each limb at most 2^52. Shallow rather than limb to limb: where a
+ * block's warps settle at about the same time (they meet at each window,
+ * and no read of the table is staggered), a chain's depth is time in which
+ * the scheduler has little else to issue. */
 GPURSA_COOP_FN void gpursa_fp_settle(const gpursa_coop_ctx *c, double *r, uint64_t *acc, int lazy)
 {
     uint64_t s;
