@@ -756,7 +756,8 @@ static int measure(const lt_spec *sp, const lt_target *tg, OSSL_PROVIDER *sprov,
  * LT_ROUNDS rounds of seconds/LT_ROUNDS each (gpursa, default, gpursa, ...)
  * and each provider's rounds are pooled, so that a drift of the machine
  * (clock boost, a neighbour's load) falls on both alike; one run each, one
- * after the other, read 0.98x and 1.29x on the same H100 on two days.
+ * after the other, gives ratios far apart on the same H100 from day to day
+ * (doc/performance-notes.md, "One request in flight").
  */
 #define LT_ROUNDS 4
 static int measure_alternating(lt_spec sp[2], const lt_target *tg[2], OSSL_PROVIDER *sprov[2],

@@ -5,7 +5,7 @@
 # On the GPU machine, with a build tree carried there (--build DIR or GPURSA_BUILD; default
 # _devbuild, then _build, of this checkout) that holds provider/.libs/gpursa.so and
 # bench/gpursa-latency. Every step has its own time limit and the whole run a budget
-# (QB_BUDGET seconds, default 450), so it ends inside one 9-minute device call:
+# (QB_BUDGET seconds, default 450), so a run ends within a bounded time:
 #   (a) default provider: openssl speed -elapsed -seconds S -multi P rsa2048 (P = cores)
 #   (b) gpursa, one process: openssl speed -elapsed -seconds S -provider gpursa -provider
 #       default -propquery '?provider=gpursa' -async_jobs N rsa2048, N in QB_JOBS; stats line
@@ -314,7 +314,7 @@ for mw in $max_waits; do
         "$(csv_get "$M" "mw$mw" peak p99_us)" "$(paths "$M" "mw$mw" peak)"
 done
 
-# ---- (a2) the default provider again: one host's figure moves by 10-20 % from run to run,
+# ---- (a2) the default provider again: one host's figure moves from run to run,
 # so the target is judged against the higher of the two ---------------------------------------
 say "== (a2) default provider again, $procs processes"
 run_speed default_multi2 "$(step_limit $((2 * secs + 30)))" \

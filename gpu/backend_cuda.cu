@@ -271,8 +271,8 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
      * loading (the default since CUDA 12.2) a kernel's first launch loads it,
      * which can wait for kernels running on other streams: a queue that first
      * needs its 1,025-item kernel under load stalls every batch in flight
-     * (H100: p99 21 ms, max 121 ms at 10 % load). A function's attributes
-     * query loads it. */
+     * (on an H100, most of the latency tail at light load; doc/performance-notes.md,
+     * "The latency tail"). A function's attributes query loads it. */
     {
         static const int sizes[4] = {1024, 2048, 3072, 4096};
         for (int i = 0; i < 4; i++)

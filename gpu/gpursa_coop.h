@@ -5,7 +5,7 @@
  *
  * Why: the one- and two-thread kernels run each Montgomery multiplication as
  * one long dependent chain in one thread (H^2 multiply-adds in a row), so a
- * lone RSA-2048 operation takes ~16 ms on an H100/H200 however idle the GPU
+ * lone RSA-2048 operation waits on that whole chain however idle the GPU
  * is, and the queue has to wait that long for every small batch. Spread over
  * T threads the chain is H/L iterations of 2L multiply-adds plus three warp
  * shuffles each: about T/3 times shorter, with the same instruction count
@@ -119,7 +119,7 @@ typedef struct {
  * gpursa_coop_ctx_at does, after the key's first loads. Same values either
  * way: each place is where ptxas allocates those kernels' registers best
  * (the 3-lane kernel spills 248 bytes, not 368; the FP64 kernels of 4 and
- * 8 lanes keep the machine code they had before the 3-lane one). */
+ * 8 lanes compile as they would without lanes left over). */
 GPURSA_COOP_FN uint32_t gpursa_coop_place(gpursa_coop_ctx *c, uint32_t tid, uint32_t *sub, int *spare)
 {
 #if GPURSA_COOP_SPARE > 0
@@ -712,7 +712,8 @@ GPURSA_COOP_FN uint64_t gpursa_fp_d2u52(double x)
 
 /* q = x m' mod 2^52 (x: a column), as a double. By an integer multiply:
  * its chain is shorter than the FP64 product's, and q is on the critical
- * path of every step (the FP64 form measured no faster, bench/RESULTS.md).
+ * path of every step (the FP64 form is no faster: doc/performance-notes.md,
+ * "FP64 limbs for RSA-2048").
  * Only the low 52 bits of x m' are formed: the high word takes two 32-bit
  * products, and one three-input LOP3 both masks it and sets the exponent
  * bits that gpursa_fp_u52 would OR in. */
@@ -1073,7 +1074,7 @@ GPURSA_COOP_FN void gpursa_fp_load(const gpursa_coop_ctx *c, double *r, const ui
  * load; in shared memory the 16-byte pairs of a block's threads lie side by
  * side, a warp's read of one pair 512 consecutive bytes (the host emulation:
  * a thread's own array). Shared memory does not go through the L1, whose
- * misses on the table went to the L2 and DRAM (GPURSA_COOP_FP_W, above).
+ * misses on the table go to the L2 and DRAM (GPURSA_COOP_FP_W, above).
  * The addresses depend on the thread and public indices only. */
 #ifndef GPURSA_COOP_FP_SMEM
 #define GPURSA_COOP_FP_SMEM 0
@@ -1239,7 +1240,7 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, double *r, cons
  * multiplications: its inputs into Montgomery form, the blinding factor
  * r^e and the check's out^e (17 each for e = 65537), the unblinding. On
  * 32-bit limbs each costs about 1.8 times the instructions of an FP64
- * multiplication (the SASS of their loops), and each call site was an
+ * multiplication (the SASS of their loops), and each call site would be an
  * inlined copy of the 32-bit CIOS loop. Here they run on 52-bit limbs
  * through one copy of the FP64 multiplication that is not inlined
  * (gpursa_fp_mul_cold), so the kernel's code for them is one loop instead

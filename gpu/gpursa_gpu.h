@@ -51,7 +51,7 @@ typedef enum {
     GPURSA_VARIANT_AUTO = 0,
     GPURSA_VARIANT_IMAD = 1,   /* row-oriented multiply-add carry chains (sm_70+) */
     GPURSA_VARIANT_XMAD = 2,   /* two-pass 16-bit algorithm (Maxwell paper) */
-    GPURSA_VARIANT_FAST = 3,   /* the Hopper experiment / multi-thread variant */
+    GPURSA_VARIANT_FAST = 3,   /* 2 threads per item, one per CRT half (kernels_rsa.cuh) */
     GPURSA_VARIANT_COOP = 4,   /* 2T threads per item, T per CRT half (gpursa_coop.h): low latency */
     GPURSA_VARIANT_COUNT_
 } gpursa_variant;

@@ -16,10 +16,9 @@
 #define GPURSA_COOP_WIDEST_LAUNCH gpursa_cuda_launch_2048_fp2
 #define GPURSA_COOP_WIDE_ABOVE 2048
 #define GPURSA_COOP_WIDE_LAUNCH gpursa_cuda_launch_2048_fp
-/* Under MPS the other processes' load is unseen, and 16 processes each
- * running ~100-item batches kept the GPU busier with the FP64 kernel than
- * with the 4-limb one (513,000-516,000 against 460,000-469,000 sign/s on an
- * H100, bench/RESULTS.md) */
+/* Under MPS the other processes' load is unseen, and with 16 processes each
+ * running ~100-item batches the FP64 kernel signs more than the 4-limb one
+ * (on an H100; doc/performance-notes.md, "Several processes under MPS") */
 #define GPURSA_COOP_SHARED_LAUNCH gpursa_cuda_launch_2048_fp
 #ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
 #include "gpu/kernels_rsa.cuh"

@@ -9,7 +9,8 @@
 #define GPURSA_COOP_L 16
 #define GPURSA_COOP_FP 1
 /* 8 of the window table's 16 entries in shared memory: 160 KB a block, within
- * the 163 KB an A100 allows (10 gained 0.1-1 % on an H100, doc/performance-notes.md) */
+ * the 163 KB an A100 allows (10 entries, 200 KB, are beyond it and gained little
+ * on an H100: doc/performance-notes.md) */
 #define GPURSA_COOP_FP_SMEM 8
 #define GPURSA_COOP_FP_EARLY 1   /* lane 0's carry ahead of m q */
 #define GPURSA_COOP_FP_BARRIER 1 /* the block's warps meet at each window */

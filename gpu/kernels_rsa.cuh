@@ -58,7 +58,7 @@
 
 /* IMAD on halves up to 32 limbs uses gpursa_mont.h fully unrolled; larger
  * halves and the 16-bit variant the rolled row loop of gpursa_mont_rows.h
- * (code size: the unrolled two-pass multiplication at 32 limbs alone kept
+ * (code size: the unrolled two-pass multiplication at 32 limbs alone keeps
  * ptxas busy for more than 15 minutes per architecture). V == FAST selects
  * the 64-bit product ("wide") form of the IMAD arithmetic, gpursa_mont_rows.h. */
 #define GPURSA_FX_ROWS(H, V) ((H) > 32 || (V) == GPURSA_VARIANT_XMAD)

@@ -19,10 +19,10 @@
  * Each r takes a fresh full-size a_i; none is a function of the others.
  *
  * The multiplication is ours, on fixed-size limb arrays, constant time (fixed
- * loops, the final subtraction by mask): 1.1-1.45x the time of OpenSSL's
- * assembly, but it spares the BIGNUM conversions, whose constant-time byte
- * loops cost about half a multiplication per number (doc/performance-notes.md,
- * "Blinding pairs"). Only the inversion goes through BN (BN_FLG_CONSTTIME).
+ * loops, the final subtraction by mask): slower than OpenSSL's assembly,
+ * but it spares the BIGNUM conversions and their costly constant-time byte
+ * loops (doc/performance-notes.md, "Blinding pairs"). Only the inversion
+ * goes through BN (BN_FLG_CONSTTIME).
  */
 #include <limits.h>
 #include <stdint.h>
@@ -61,7 +61,7 @@ typedef struct {
  * Product scanning: column by column, with m chosen limb by limb so that the
  * low columns vanish. The a*b and m*n products of a column go to two
  * accumulators of three limbs each (two carry chains the CPU runs side by
- * side: about 1.5x faster than one). The result is below 2n; n is
+ * side, faster than one). The result is below 2n; n is
  * subtracted and the right value kept by mask.
  */
 #define GPURSA_MAC(acc, top, x, y)                                    \

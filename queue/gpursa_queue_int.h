@@ -3,9 +3,10 @@
  *
  * Shape: a gpursa_queue (created by the provider, cheap) owns at most one
  * live runtime (gpursa_qrt) per process. The runtime holds, per device, a
- * dispatcher thread that decides when a batch flushes and a few runner
- * threads ("slots") that each blind, submit, wait for and complete one
- * batch at a time, so 2-3 batches per device overlap; and a pool of CPU
+ * dispatcher thread that decides when a batch flushes and up to
+ * GPURSA_MAX_DEVICE_BATCHES runner threads ("slots") that each blind,
+ * submit, wait for and complete one batch at a time, so that batches
+ * overlap on the device (device_batches sets how many); and a pool of CPU
  * workers for small batches and failed batches. A child after fork() sees a
  * new fork generation and starts a fresh runtime; it never touches the
  * parent's (its locks may have been held by threads that do not exist).

@@ -833,10 +833,10 @@ START_TEST(test_blocking_callers_wait_when_a_batch_will_form)
     fake_reset();
     fake.batch_delay_us = 5000;
     /* A 1 s deadline: a batch is "likely" while arrivals come less than
-     * 1 s / 3 apart on average, which holds on any loaded machine (with a
-     * 50 ms window, descheduled threads on a busy CI host once sent too many
-     * callers inline). Full batches of 8 never wait for it; only a partial
-     * batch at the very end does. */
+     * 1 s / 3 apart on average, which holds on any loaded machine (a 50 ms
+     * window is too short: threads descheduled on a busy CI host would send
+     * too many callers inline). Full batches of 8 never wait for it; only a
+     * partial batch at the very end does. */
     q = mkq(&fake_ops, 8, 1000000, 4, 1024);
     qk = mkkey(q, k);
     /* 16 threads back to back: arrivals microseconds apart against the
