@@ -1,6 +1,8 @@
 /*
  * gpursa_mont_rows.h - Montgomery multiplication with the row loop rolled,
- * for the large CRT halves (48 and 64 limbs: RSA-3072 and RSA-4096).
+ * for the one- and two-thread kernels (gpu/kernels_rsa.cuh): IMAD's large CRT
+ * halves (48 and 64 limbs: RSA-3072 and RSA-4096), XMAD at every size, and
+ * FAST's 64-bit-product forms at every size (below).
  *
  * gpursa_mont.h unrolls every loop so that limb arrays stay in registers.
  * At 64 limbs that makes one multiplication 16,000 multiply-adds of straight
@@ -147,7 +149,9 @@ GPURSA_HD void gpursa_rows_mont_mul(uint32_t *r, const uint32_t *a, const uint32
 }
 
 /* r = x / R mod m, x of 2n limbs below m R: x_lo / R (a multiplication by 1)
- * plus x_hi (< m), one masked subtraction. */
+ * plus x_hi (< m), one masked subtraction. x_lo may be m or more, outside the
+ * multiplication's "inputs < m": CIOS still gives x_lo / R below m + 1 for
+ * x_lo < R, reduced by its final subtraction, so s + x_hi stays below 2m. */
 GPURSA_HD void gpursa_rows_mont_redc(uint32_t *r, const uint32_t *x, const uint32_t *m,
                                      uint32_t m0inv, int n, int variant)
 {
@@ -188,8 +192,16 @@ GPURSA_HD void gpursa_rows_mp_mul(uint32_t *r, const uint32_t *a, const uint32_t
  * whose carry-chain multiply-adds issue at half rate the wide form moves the
  * additions to the integer ALU pipe. t = a*b + c + d never overflows 64 bits
  * for 32-bit a, b, c, d. Loops carry GPURSA_UNROLL: for halves up to 32
- * limbs the caller unrolls, rows stay rolled above (GPURSA_WIDE_ROWS).
+ * limbs the caller unrolls; above that FAST takes gpursa_wide_rows_mont_mul,
+ * whose rows stay rolled (gpursa_fx_mul in kernels_rsa.cuh, H > 32).
  * ---------------------------------------------------------------------- */
+
+/* gcc cannot see that acc[0..n+1] is zeroed before it is read when n is not a
+ * constant (in the kernels it is); the code is right for every n >= 2. */
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 /* r = a * b / R mod m, CIOS */
 GPURSA_HD void gpursa_wide_mont_mul(uint32_t *r, const uint32_t *a, const uint32_t *b,
@@ -313,5 +325,8 @@ GPURSA_HD void gpursa_wide_rows_mont_mul(uint32_t *r, const uint32_t *a, const u
     }
     gpursa_mont_final_sub(r, acc, acc[n], m, n);
 }
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC diagnostic pop
+#endif
 
 #endif /* GPURSA_MONT_ROWS_H */

@@ -900,7 +900,7 @@ START_TEST(test_ct)
 
     mpz_inits(c, r, rinv, want, got, NULL);
     batch_init(&b, count);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < keys_n; k++) {
         priv[k] = malloc(sizeof(*priv[k]));
         if (priv[k] == NULL)
             abort();
@@ -930,7 +930,7 @@ START_TEST(test_ct)
                       "coop %d bits item %d: status %d", BITS, i, b.status[i]);
     }
     batch_free(&b);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < keys_n; k++) {
         gpursa_keyconv_cleanse(priv[k], sizeof(*priv[k]));
         free(priv[k]);
     }
@@ -938,6 +938,7 @@ START_TEST(test_ct)
 }
 END_TEST
 
+#ifdef GPURSA_COOP_FP
 /* gpursa_fp_mul and gpursa_fp_sqr alone on secret operands, modulus and
  * m' (key 0's p, random operands below 2m) */
 START_TEST(test_ct_fp_mont)
@@ -952,6 +953,7 @@ START_TEST(test_ct_fp_mont)
     mpz_clears(m, a, b, NULL);
 }
 END_TEST
+#endif
 
 /* No fork: memcheck then follows the one process. With
  * GPURSA_COOP_CT_MONT (the FP64 lane shapes other than RSA-2048's 4-lane one) only
@@ -961,8 +963,10 @@ END_TEST
 int main(void)
 {
     gt_init();
+    /* key generation is slow under memcheck: only the keys a test uses */
+    keys_n = getenv("GPURSA_CT_ALL_KEYS") != NULL ? 3 : 1;
 #ifdef GPURSA_COOP_CT_MONT
-    keys_n = 1;                          /* key generation is slow under memcheck */
+    keys_n = 1;
 #endif
     keys_make();
     Suite *s = suite_create("gpu_coop_ct");

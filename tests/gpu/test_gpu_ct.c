@@ -3,7 +3,8 @@
  * arithmetic, meant to run under valgrind memcheck (test_gpu_ct.sh).
  *
  * The secrets (p, q, dp, dq, qinv and the constants derived from p and q,
- * the input, the blinding factors) are marked undefined with
+ * the input, the blinding factors; for gpu/gpursa_mont_rows.h the operands,
+ * modulus and m0inv) are marked undefined with
  * VALGRIND_MAKE_MEM_UNDEFINED.  Memcheck then reports any conditional jump
  * or memory address that depends on them, and --error-exitcode makes that a
  * failure.  Results are marked defined again before they are compared with
@@ -18,6 +19,7 @@
 #include <string.h>
 #include "gpu/gpursa_keyconv.h"
 #include "gpu/gpursa_rsa_op.h"
+#include "gpu/gpursa_mont_rows.h"
 #include "tests/gpu/gpu_ct.h"
 #include "tests/gpu/gpu_testutil.h"
 
@@ -93,6 +95,90 @@ static void ct_op(gt_rsa_key *k, const gpursa_rsa_keydata *kd0, int variant, int
     free(kd);
 }
 
+/* gpu/gpursa_mont_rows.h, the arithmetic of the kernels' rolled-row and
+ * 64-bit-product forms (IMAD above 32 limbs, XMAD, FAST), at a CRT half of n
+ * limbs: operands, modulus, m0inv and the value reduced are secret.  One call
+ * of each function is enough: memcheck reports a branch or an address that
+ * depends on undefined bits whatever their values. */
+static void rows_expect(const uint32_t *r, int len, const mpz_t want, const char *what, int n)
+{
+    mpz_t got;
+    mpz_init(got);
+    PUBLIC(r, sizeof(uint32_t) * len);
+    gt_from_limbs(got, r, len);
+    if (mpz_cmp(got, want) != 0) {
+        fprintf(stderr, "FAIL %s n=%d\n", what, n);
+        failures++;
+    }
+    mpz_clear(got);
+}
+
+static void ct_rows(int n)
+{
+    uint32_t m[GPURSA_MONT_MAX_LIMBS], a[GPURSA_MONT_MAX_LIMBS], b[GPURSA_MONT_MAX_LIMBS];
+    uint32_t x[2 * GPURSA_MONT_MAX_LIMBS], t[2 * GPURSA_MONT_MAX_LIMBS];
+    uint32_t r[2 * GPURSA_MONT_MAX_LIMBS], m0inv;
+    mpz_t zm, za, zb, zx, rinv, mul, sqr, red, prod, psqr;
+    mpz_inits(zm, za, zb, zx, rinv, mul, sqr, red, prod, psqr, NULL);
+    /* modulus odd with its top bit set, a, b < m, x < m R */
+    mpz_urandomb(zm, gt_rand, 32 * n);
+    mpz_setbit(zm, 32 * n - 1);
+    mpz_setbit(zm, 0);
+    mpz_urandomm(za, gt_rand, zm);
+    mpz_urandomm(zb, gt_rand, zm);
+    mpz_mul_2exp(zx, zm, 32 * n);
+    mpz_urandomm(zx, gt_rand, zx);
+    gt_to_limbs(m, n, zm);
+    gt_to_limbs(a, n, za);
+    gt_to_limbs(b, n, zb);
+    gt_to_limbs(x, 2 * n, zx);
+    m0inv = gpursa_mont_m0inv(m[0]);
+    /* expected: a b / R, a^2 / R, x / R (mod m), a b, a^2 */
+    mpz_set_ui(rinv, 0);
+    mpz_setbit(rinv, 32 * n);
+    if (!mpz_invert(rinv, rinv, zm))
+        abort();
+    mpz_mul(prod, za, zb);
+    mpz_mul(mul, prod, rinv);
+    mpz_mod(mul, mul, zm);
+    mpz_mul(psqr, za, za);
+    mpz_mul(sqr, psqr, rinv);
+    mpz_mod(sqr, sqr, zm);
+    mpz_mul(red, zx, rinv);
+    mpz_mod(red, red, zm);
+    SECRET(m, sizeof(uint32_t) * n);
+    SECRET(a, sizeof(uint32_t) * n);
+    SECRET(b, sizeof(uint32_t) * n);
+    SECRET(x, sizeof(uint32_t) * 2 * n);
+    SECRET(&m0inv, sizeof(m0inv));
+
+    gpursa_rows_mont_mul_imad(r, a, b, m, m0inv, n);
+    rows_expect(r, n, mul, "rows_mont_mul_imad", n);
+    gpursa_rows_mont_mul_xmad(r, a, b, m, m0inv, n);
+    rows_expect(r, n, mul, "rows_mont_mul_xmad", n);
+    gpursa_wide_mont_mul(r, a, b, m, m0inv, n);
+    rows_expect(r, n, mul, "wide_mont_mul", n);
+    gpursa_wide_rows_mont_mul(r, a, b, m, m0inv, n);
+    rows_expect(r, n, mul, "wide_rows_mont_mul", n);
+    gpursa_wide_mont_sqr(r, a, m, m0inv, n);
+    rows_expect(r, n, sqr, "wide_mont_sqr", n);
+    /* through the dispatcher gpursa_rows_mont_mul, as the kernels call it */
+    gpursa_rows_mont_redc(r, x, m, m0inv, n, GPURSA_VARIANT_IMAD);
+    rows_expect(r, n, red, "rows_mont_redc imad", n);
+    gpursa_rows_mont_redc(r, x, m, m0inv, n, GPURSA_VARIANT_XMAD);
+    rows_expect(r, n, red, "rows_mont_redc xmad", n);
+    memcpy(t, x, sizeof(uint32_t) * 2 * n); /* destroyed; the copy stays secret */
+    gpursa_wide_mont_redc(r, t, m, m0inv, n);
+    rows_expect(r, n, red, "wide_mont_redc", n);
+    gpursa_rows_mp_mul(r, a, b, n);
+    rows_expect(r, 2 * n, prod, "rows_mp_mul", n);
+    gpursa_wide_mp_sqr(r, a, n);
+    rows_expect(r, 2 * n, psqr, "wide_mp_sqr", n);
+
+    gpursa_mp_wipe(t, 2 * n);
+    mpz_clears(zm, za, zb, zx, rinv, mul, sqr, red, prod, psqr, NULL);
+}
+
 int main(int argc, char **argv)
 {
     /* sizes to run: default 1024 and 2048 (valgrind is ~50x slower) */
@@ -104,6 +190,10 @@ int main(int argc, char **argv)
             sizes[nsizes++] = atoi(argv[i]);
     }
     gt_init();
+    /* the rows arithmetic at every CRT half size the kernels run: cheap, so
+     * whatever RSA sizes were asked for */
+    for (int n = 16; n <= 64; n += 16)
+        ct_rows(n);
     for (int s = 0; s < nsizes; s++) {
         gt_rsa_key k;
         gpursa_rsa_keydata *kd = malloc(sizeof(*kd));
