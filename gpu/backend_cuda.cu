@@ -201,7 +201,7 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
 {
     struct cudaDeviceProp prop;
     gpursa_gpu_device *dev;
-    int count = 0, rc;
+    int count = 0, rc, fp64_lost = 0;
     const char *force;
 
     if (out == NULL || variant < GPURSA_VARIANT_AUTO || variant >= GPURSA_VARIANT_COUNT_)
@@ -278,13 +278,17 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
         for (int i = 0; i < 4; i++)
             (void)gpursa_cuda_kernel_regs(sizes[i], dev->by_size[i]);
         (void)gpursa_cuda_regs_2048_narrow();
-        (void)gpursa_cuda_regs_2048_fp();
-        (void)gpursa_cuda_regs_2048_fp2();
-        (void)gpursa_cuda_regs_3072_fp();
-        (void)gpursa_cuda_regs_3072_fpn();
-        (void)gpursa_cuda_regs_3072_fpw();
-        (void)gpursa_cuda_regs_4096_fp();
-        (void)gpursa_cuda_regs_4096_fpn();
+        /* An FP64 kernel that does not load on this device, or may not have
+         * its shared memory here (its query raises the limit above 48 KB),
+         * would fail every batch given to it: then the 32-bit kernels take
+         * every load, as on a device without full-rate FP64. */
+        if (gpursa_cuda_regs_2048_fp() <= 0 || gpursa_cuda_regs_2048_fp2() <= 0
+            || gpursa_cuda_regs_3072_fp() <= 0 || gpursa_cuda_regs_3072_fpn() <= 0
+            || gpursa_cuda_regs_3072_fpw() <= 0 || gpursa_cuda_regs_4096_fp() <= 0
+            || gpursa_cuda_regs_4096_fpn() <= 0) {
+            fp64_lost = dev->fp64;
+            dev->fp64 = 0;
+        }
     }
     if (!gpursa_cuda_has(2048, dev->variant) && !gpursa_cuda_has(1024, dev->variant)) {
         free(dev);                            /* no kernel image for this device */
@@ -292,12 +296,13 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
     }
     snprintf(dev->desc, sizeof(dev->desc),
              "cuda:%d %s (sm_%d%d, %d SMs, %.0f MiB), variant %s/%s/%s/%s for 1024/2048/3072/4096, "
-             "%d registers (RSA-2048)%s",
+             "%d registers (RSA-2048)%s%s",
              index, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
              prop.totalGlobalMem / 1048576.0, gpursa_variant_name(dev->by_size[0]),
              gpursa_variant_name(dev->by_size[1]),
              gpursa_variant_name(dev->by_size[2]), gpursa_variant_name(dev->by_size[3]),
              gpursa_cuda_kernel_regs(2048, dev->variant),
+             fp64_lost ? ", 32-bit limbs only (an FP64-limb kernel did not load)" : "",
              dev->shared ? ", shared through MPS" : "");
     *out = dev;
     return GPURSA_GPU_OK;
