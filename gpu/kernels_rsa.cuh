@@ -48,7 +48,9 @@
 #include <string.h>
 #include "gpu/gpursa_rsa_op.h"
 #include "gpu/gpursa_mont_rows.h"
+#ifndef GPURSA_FX_HOST_TEST /* tests/gpu/test_gpu_fx.cc: the kernels alone, on the host */
 #include "gpu/gpursa_cuda_kernels.h"
+#endif
 
 /* 4 bits: 16 table entries of H limbs. 5 bits saves 3% of the
  * multiplications but doubles the table every window reads in full. */
@@ -483,6 +485,7 @@ gpursa_fx2_kernel(gpursa_cuda_args a)
     gpursa_fx_wipe<H>(z);
 }
 
+#ifndef GPURSA_FX_HOST_TEST
 #include "gpu/kernels_coop.cuh"
 
 /* COOP of this size; with GPURSA_COOP_NARROW_UPTO set, a lighter load runs
@@ -586,5 +589,6 @@ static int gpursa_fx_regs(void)
         default: return 0;                                                                  \
         }                                                                                   \
     }
+#endif /* GPURSA_FX_HOST_TEST */
 
 #endif /* GPURSA_KERNELS_RSA_CUH */

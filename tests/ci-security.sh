@@ -81,9 +81,12 @@ build() {
     shift 3
     dir=$out/$name
     mkdir -p "$dir"
+    # the C++ tests (tests/gpu/test_gpu_fx.cc) with the same compiler family: one
+    # sanitizer runtime in every program
+    case $cc in clang*) cxx=clang++ ;; *) cxx=g++ ;; esac
     say "$name: configure and build ($cc $*)"
     if [ ! -f "$dir/Makefile" ]; then
-        (cd "$dir" && "$src/configure" -q --without-cuda CC="$cc" "$@") >"$dir/configure.log" 2>&1 ||
+        (cd "$dir" && "$src/configure" -q --without-cuda CC="$cc" CXX="$cxx" "$@") >"$dir/configure.log" 2>&1 ||
             { tail -30 "$dir/configure.log"; return 1; }
     fi
     (cd "$dir" && make -j"$jobs") >"$dir/build.log" 2>&1 || { tail -50 "$dir/build.log"; return 1; }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "gpu/gpursa_rsa_op.h"
 #include "tests/gpu/gpu_testutil.h"
 
 gmp_randstate_t gt_rand;
@@ -228,4 +229,49 @@ const gpursa_gpu_backend_ops *gt_backend(int *skip)
     }
     fprintf(stderr, "GPURSA_TEST_BACKEND=%s: unknown (host or cuda)\n", b);
     abort();
+}
+
+void gt_batch_init(gt_batch *b, int count, uint32_t stride, int nl)
+{
+    const size_t words = (size_t)nl * stride;
+    b->count = count;
+    b->nl = nl;
+    b->stride = stride;
+    b->keys = (const void **)calloc(stride, sizeof(*b->keys));
+    b->in = (uint32_t *)calloc(words, 4);
+    b->r = (uint32_t *)calloc(words, 4);
+    b->rinv = (uint32_t *)calloc(words, 4);
+    b->out = (uint32_t *)malloc(words * 4);
+    b->status = (int32_t *)malloc((size_t)stride * 4);
+    if (b->keys == NULL || b->in == NULL || b->r == NULL || b->rinv == NULL || b->out == NULL
+        || b->status == NULL)
+        abort();
+    memset(b->out, 0xa5, words * 4);
+    memset(b->status, 0x5a, (size_t)stride * 4);
+}
+
+void gt_batch_free(gt_batch *b)
+{
+    free(b->keys);
+    free(b->in);
+    free(b->r);
+    free(b->rinv);
+    free(b->out);
+    free(b->status);
+}
+
+void gt_soa_set(uint32_t *soa, const gt_batch *b, int item, const mpz_t z)
+{
+    uint32_t l[GPURSA_RSA_MAX_LIMBS];
+    gt_to_limbs(l, b->nl, z);
+    for (int j = 0; j < b->nl; j++)
+        soa[(size_t)j * b->stride + item] = l[j];
+}
+
+void gt_soa_get(mpz_t z, const uint32_t *soa, const gt_batch *b, int item)
+{
+    uint32_t l[GPURSA_RSA_MAX_LIMBS];
+    for (int j = 0; j < b->nl; j++)
+        l[j] = soa[(size_t)j * b->stride + item];
+    gt_from_limbs(z, l, b->nl);
 }

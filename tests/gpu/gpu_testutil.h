@@ -49,6 +49,25 @@ void gt_rsa_key_free(gt_rsa_key *k);
 /* Rebuild the byte strings of km from the mpz values (after tampering). */
 void gt_rsa_key_encode(gt_rsa_key *k, int shape);
 
+/* A batch as the kernels take it (gpursa_cuda_args): per item a key pointer,
+ * and the input, the blinding pair and the output in structure-of-arrays
+ * layout (limb j of item i at array[j * stride + i], nl limbs an item), and
+ * a status. out and status start as canaries (bytes 0xa5 and 0x5a), so that a
+ * test sees what a kernel did not write; stride >= count leaves columns past
+ * the batch for such canaries. */
+typedef struct {
+    int count, nl;
+    uint32_t stride;
+    const void **keys;
+    uint32_t *in, *r, *rinv, *out;
+    int32_t *status;
+} gt_batch;
+void gt_batch_init(gt_batch *b, int count, uint32_t stride, int nl);
+void gt_batch_free(gt_batch *b);
+/* item's value of one of the batch's arrays, to and from z (z < 2^(32 nl)) */
+void gt_soa_set(uint32_t *soa, const gt_batch *b, int item, const mpz_t z);
+void gt_soa_get(mpz_t z, const uint32_t *soa, const gt_batch *b, int item);
+
 /* Backend under test: GPURSA_TEST_BACKEND=host (default) or cuda.  Returns
  * NULL and sets *skip when cuda is asked for and absent. */
 const gpursa_gpu_backend_ops *gt_backend(int *skip);

@@ -215,53 +215,11 @@ static void emu_run_item(const gpursa_coop_args *a, uint32_t warp, uint32_t slot
 
 /* ---- batches ---------------------------------------------------------------------------- */
 
-typedef struct {
-    int count;
-    uint32_t stride;
-    const void **keys;
-    uint32_t *in, *r, *rinv, *out;
-    int32_t *status;
-} batch;
+typedef gt_batch batch; /* gpu_testutil.h: NL limbs an item, stride = count */
 
 static void batch_init(batch *b, int count)
 {
-    b->count = count;
-    b->stride = (uint32_t)count;
-    b->keys = calloc((size_t)count, sizeof(*b->keys));
-    b->in = calloc((size_t)NL * count, 4);
-    b->r = calloc((size_t)NL * count, 4);
-    b->rinv = calloc((size_t)NL * count, 4);
-    b->out = malloc((size_t)NL * count * 4);
-    b->status = malloc((size_t)count * 4);
-    ck_assert(b->keys && b->in && b->r && b->rinv && b->out && b->status);
-    memset(b->out, 0xa5, (size_t)NL * count * 4);
-    memset(b->status, 0x5a, (size_t)count * 4);
-}
-
-static void batch_free(batch *b)
-{
-    free(b->keys);
-    free(b->in);
-    free(b->r);
-    free(b->rinv);
-    free(b->out);
-    free(b->status);
-}
-
-static void soa_set(uint32_t *soa, const batch *b, int item, const mpz_t z)
-{
-    uint32_t l[NL];
-    gt_to_limbs(l, NL, z);
-    for (int j = 0; j < NL; j++)
-        soa[(size_t)j * b->stride + item] = l[j];
-}
-
-static void soa_get(mpz_t z, const uint32_t *soa, const batch *b, int item)
-{
-    uint32_t l[NL];
-    for (int j = 0; j < NL; j++)
-        l[j] = soa[(size_t)j * b->stride + item];
-    gt_from_limbs(z, l, NL);
+    gt_batch_init(b, count, (uint32_t)count, NL);
 }
 
 /* Run the threads of item slots first .. first + slots - 1 of the batch's
@@ -460,22 +418,22 @@ static void run_good(int nkeys, int k0, int count)
         b.keys[i] = kds[s];
         make_input(c, &keys[s], k0 + i);
         ck_assert(gt_blind_pair(r, rinv, keys[s].n, (k0 + i) % 4));
-        soa_set(b.in, &b, i, c);
-        soa_set(b.r, &b, i, r);
-        soa_set(b.rinv, &b, i, rinv);
+        gt_soa_set(b.in, &b, i, c);
+        gt_soa_set(b.r, &b, i, r);
+        gt_soa_set(b.rinv, &b, i, rinv);
         mpz_init(wants[i]);
         mpz_powm(wants[i], c, keys[s].d, keys[s].n);
     }
     batch_run(&b);
     for (int i = 0; i < count; i++) {
-        soa_get(got, b.out, &b, i);
+        gt_soa_get(got, b.out, &b, i);
         if (b.status[i] != GPURSA_ITEM_OK || mpz_cmp(got, wants[i]) != 0)
             ck_abort_msg("coop %d bits item %d (key %d, input %d): status %d, %s", BITS, i, i % nkeys,
                          k0 + i, b.status[i], mpz_cmp(got, wants[i]) ? "wrong result" : "right result");
         mpz_clear(wants[i]);
     }
     free(wants);
-    batch_free(&b);
+    gt_batch_free(&b);
     mpz_clears(c, r, rinv, want, got, NULL);
 }
 
@@ -526,25 +484,25 @@ START_TEST(test_bad)
         case 2: b.keys[i] = wrong; break;                     /* FAULT */
         case 3: break;                                        /* good */
         }
-        soa_set(b.in, &b, i, c);
-        soa_set(b.r, &b, i, r);
-        soa_set(b.rinv, &b, i, rinv);
+        gt_soa_set(b.in, &b, i, c);
+        gt_soa_set(b.r, &b, i, r);
+        gt_soa_set(b.rinv, &b, i, rinv);
     }
     batch_run(&b);
     for (int i = 0; i < count; i++) {
         int want_st = i % 4 == 0 || i % 4 == 1 ? GPURSA_ITEM_BADINPUT
                       : i % 4 == 2 ? GPURSA_ITEM_FAULT : GPURSA_ITEM_OK;
-        soa_get(got, b.out, &b, i);
+        gt_soa_get(got, b.out, &b, i);
         ck_assert_msg(b.status[i] == want_st, "item %d: status %d, want %d", i, b.status[i], want_st);
         if (want_st != GPURSA_ITEM_OK) {
             ck_assert_msg(mpz_sgn(got) == 0, "item %d: failed item with a nonzero result", i);
         } else {
-            soa_get(c, b.in, &b, i);
+            gt_soa_get(c, b.in, &b, i);
             mpz_powm(want, c, kk->d, kk->n);
             ck_assert(mpz_cmp(got, want) == 0);
         }
     }
-    batch_free(&b);
+    gt_batch_free(&b);
     gpursa_keyconv_cleanse(wrong, sizeof(*wrong));
     free(wrong);
     mpz_clears(c, r, rinv, got, want, NULL);
@@ -565,12 +523,12 @@ START_TEST(test_past_end)
         b.keys[i] = kds[1];
         mpz_urandomm(c, gt_rand, keys[1].n);
         ck_assert(gt_blind_pair(r, rinv, keys[1].n, 0));
-        soa_set(b.in, &b, i, c);
-        soa_set(b.r, &b, i, r);
-        soa_set(b.rinv, &b, i, rinv);
+        gt_soa_set(b.in, &b, i, c);
+        gt_soa_set(b.r, &b, i, r);
+        gt_soa_set(b.rinv, &b, i, rinv);
     }
     batch_run(&b);
-    soa_get(got, b.out, &b, 0);
+    gt_soa_get(got, b.out, &b, 0);
     mpz_powm(want, c, keys[1].d, keys[1].n);
     ck_assert(b.status[0] == GPURSA_ITEM_OK && mpz_cmp(got, want) == 0);
     for (int i = count; i < PER_WARP; i++) {
@@ -578,7 +536,7 @@ START_TEST(test_past_end)
         for (int j = 0; j < NL; j++)
             ck_assert_uint_eq(b.out[(size_t)j * b.stride + i], 0xa5a5a5a5u);
     }
-    batch_free(&b);
+    gt_batch_free(&b);
     mpz_clears(c, r, rinv, want, got, NULL);
 }
 END_TEST
@@ -911,9 +869,9 @@ START_TEST(test_ct)
         b.keys[i] = priv[_i];
         mpz_urandomm(c, gt_rand, keys[_i].n);
         ck_assert(gt_blind_pair(r, rinv, keys[_i].n, 0));
-        soa_set(b.in, &b, i, c);
-        soa_set(b.r, &b, i, r);
-        soa_set(b.rinv, &b, i, rinv);
+        gt_soa_set(b.in, &b, i, c);
+        gt_soa_set(b.r, &b, i, r);
+        gt_soa_set(b.rinv, &b, i, rinv);
     }
     SECRET(b.in, (size_t)NL * count * 4);
     SECRET(b.r, (size_t)NL * count * 4);
@@ -923,13 +881,13 @@ START_TEST(test_ct)
     PUBLIC(b.status, (size_t)count * 4);
     PUBLIC(b.in, (size_t)NL * count * 4);
     for (int i = CT_ITEM; i < count; i++) {
-        soa_get(got, b.out, &b, i);
-        soa_get(c, b.in, &b, i);
+        gt_soa_get(got, b.out, &b, i);
+        gt_soa_get(c, b.in, &b, i);
         mpz_powm(want, c, keys[_i].d, keys[_i].n);
         ck_assert_msg(b.status[i] == GPURSA_ITEM_OK && mpz_cmp(got, want) == 0,
                       "coop %d bits item %d: status %d", BITS, i, b.status[i]);
     }
-    batch_free(&b);
+    gt_batch_free(&b);
     for (int k = 0; k < keys_n; k++) {
         gpursa_keyconv_cleanse(priv[k], sizeof(*priv[k]));
         free(priv[k]);
