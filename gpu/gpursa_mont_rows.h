@@ -22,7 +22,9 @@
  *   gpursa_rows_mont_redc      x / R mod m for x < m R: (x_lo * 1) / R + x_hi
  *   gpursa_rows_mp_mul         r[2n] = a * b (IMAD rows), for Garner
  * Same conventions as gpursa_mont.h (little-endian 32-bit limbs, m odd,
- * m0inv = -m^-1 mod 2^32, inputs < m, outputs fully reduced, constant time).
+ * m0inv = -m^-1 mod 2^32, inputs < m, outputs fully reduced, constant time,
+ * 2 <= n <= GPURSA_MONT_MAX_LIMBS: the local arrays are of that size and
+ * nothing checks n; the kernels pass compile-time sizes of 16 to 64).
  */
 #ifndef GPURSA_MONT_ROWS_H
 #define GPURSA_MONT_ROWS_H
