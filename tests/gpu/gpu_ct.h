@@ -9,6 +9,7 @@
 
 #include <valgrind/memcheck.h>
 #include "gpu/gpursa_rsa_op.h"
+#include "tests/gpu/gpu_testutil.h"
 
 #define SECRET(p, len) VALGRIND_MAKE_MEM_UNDEFINED((p), (len))
 #define PUBLIC(p, len) VALGRIND_MAKE_MEM_DEFINED((p), (len))
@@ -40,6 +41,23 @@ static inline void gt_mark_key_secret(gpursa_rsa_keydata *kd)
     SECRET(kd->q_fin_min, sizeof(kd->q_fin_min));
     SECRET(&kd->p0inv52, sizeof(kd->p0inv52));
     SECRET(&kd->q0inv52, sizeof(kd->q0inv52));
+}
+
+/* A batch's inputs and blinding factors, secret; and back to defined for the
+ * comparison with GMP: its results, statuses and inputs. */
+static inline void gt_mark_batch_secret(const gt_batch *b)
+{
+    const size_t words = (size_t)b->nl * b->stride;
+    SECRET(b->in, words * 4);
+    SECRET(b->r, words * 4);
+    SECRET(b->rinv, words * 4);
+}
+static inline void gt_mark_batch_public(const gt_batch *b)
+{
+    const size_t words = (size_t)b->nl * b->stride;
+    PUBLIC(b->out, words * 4);
+    PUBLIC(b->status, (size_t)b->stride * 4);
+    PUBLIC(b->in, words * 4);
 }
 
 #endif

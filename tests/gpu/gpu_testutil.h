@@ -64,6 +64,9 @@ typedef struct {
 } gt_batch;
 void gt_batch_init(gt_batch *b, int count, uint32_t stride, int nl);
 void gt_batch_free(gt_batch *b);
+/* The first item from `from` on (below stride) whose status or an output word
+ * is no longer its canary, or -1 when none was written. */
+int gt_batch_first_written(const gt_batch *b, int from);
 /* item's value of one of the batch's arrays, to and from z (z < 2^(32 nl)) */
 void gt_soa_set(uint32_t *soa, const gt_batch *b, int item, const mpz_t z);
 void gt_soa_get(mpz_t z, const uint32_t *soa, const gt_batch *b, int item);

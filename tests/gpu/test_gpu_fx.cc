@@ -203,12 +203,8 @@ static void batch_init(batch *b, int count, int nl)
 /* No output word and no status of the items from `from` on was written. */
 static void batch_check_untouched(const batch *b, int from, const char *when)
 {
-    for (int i = from; i < (int)b->stride; i++) {
-        ck_assert_msg(b->status[i] == 0x5a5a5a5a, "%s: status of item %d written", when, i);
-        for (int j = 0; j < b->nl; j++)
-            ck_assert_msg(b->out[(size_t)j * b->stride + i] == 0xa5a5a5a5u, "%s: item %d, word %d written", when,
-                          i, j);
-    }
+    const int i = gt_batch_first_written(b, from);
+    ck_assert_msg(i < 0, "%s: the status or output of item %d written", when, i);
 }
 
 static gpursa_cuda_args batch_args(batch *b)
@@ -489,14 +485,10 @@ START_TEST(test_ct)
     gt_soa_set(b.in, &b, 0, x);
     gt_soa_set(b.r, &b, 0, r);
     gt_soa_set(b.rinv, &b, 0, rinv);
-    SECRET(b.in, (size_t)nl * b.stride * 4);
-    SECRET(b.r, (size_t)nl * b.stride * 4);
-    SECRET(b.rinv, (size_t)nl * b.stride * 4);
+    gt_mark_batch_secret(&b);
     gpursa_cuda_args a = batch_args(&b);
     fx_run_threads(c->k, c->lanes, &a, 0, (uint32_t)c->lanes);
-    PUBLIC(b.out, (size_t)nl * b.stride * 4);
-    PUBLIC(b.status, (size_t)b.stride * 4);
-    PUBLIC(b.in, (size_t)nl * b.stride * 4);
+    gt_mark_batch_public(&b);
     batch_check_untouched(&b, 1, "past the item");
     gt_soa_get(got, b.out, &b, 0);
     gt_soa_get(x, b.in, &b, 0);
