@@ -14,7 +14,6 @@
  * the 163 KB an A100 allows (10 entries, 200 KB, are beyond it and gained little
  * on an H100: doc/performance-notes.md) */
 #define GPURSA_COOP_FP_SMEM 8
-#define GPURSA_COOP_FP_EARLY 1   /* lane 0's carry ahead of m q */
 #define GPURSA_COOP_FP_BARRIER 1 /* the block's warps meet at each window */
 #define GPURSA_COOP_FP_STAGGER 1 /* half of them read the window entry later */
 #ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
