@@ -115,18 +115,9 @@ coop)
 esac
 
 # ---- device memory at 1,000,000 RSA-2048 items ---------------------------------------
-(
-    "$bench" --backend cuda --bits 2048 --batch 1000000 --seconds 2 --no-cpu --pool 256 --inflight 1 \
-        >> "$out/bench.log" 2>&1 &
-    pid=$!
-    peak=0
-    while kill -0 $pid 2>/dev/null; do
-        u=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null | head -1)
-        [ -n "$u" ] && [ "$u" -gt "$peak" ] && peak=$u
-        sleep 0.2
-    done
-    echo "peak device memory used during a 1,000,000-item RSA-2048 batch (one batch in flight; includes the CUDA context): $peak MiB" >> "$summary"
-)
+peak=$(sh "$top/bench/gpu-mem-peak.sh" "$bench" --backend cuda --bits 2048 --batch 1000000 --seconds 2 --no-cpu \
+    --pool 256 --inflight 1 2>> "$out/bench.log")
+echo "peak device memory used during a 1,000,000-item RSA-2048 batch (one batch in flight; includes the CUDA context): $peak MiB" >> "$summary"
 
 # ---- plot ------------------------------------------------------------------------------
 if python3 -c 'import matplotlib' 2>/dev/null; then
