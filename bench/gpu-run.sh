@@ -50,7 +50,7 @@ fi
 # ---- the machine ------------------------------------------------------------------
 {
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "commit: $(cat "$carry/COMMIT" 2>/dev/null || git -C "$top" rev-parse HEAD 2>/dev/null || echo unknown)"
+    echo "commit: $(cat "$build/COMMIT" 2>/dev/null || cat "$carry/COMMIT" 2>/dev/null || git -C "$top" rev-parse HEAD 2>/dev/null || echo unknown)"
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.sm --format=csv 2>&1
     echo "cpu: $(nproc) x $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
     openssl version 2>&1

@@ -3,9 +3,9 @@
 # in one call on a GPU machine, alternating, as bench/HISTORY.md's "(per change)" sections
 # measure them.
 #
-# Each BUILD is a build tree (or a folder laid out like one) holding bench/gpursa-bench, and
-# for the tests tests/gpu/test_gpu_rsa; the first NAME is the reference the others are
-# compared with. In one go:
+# Each BUILD is a build tree (or a folder laid out like one) holding bench/gpursa-bench, for
+# the tests tests/gpu/test_gpu_rsa, and COMMIT (make writes it: the tree's commit); the
+# first NAME is the reference the others are compared with. In one go:
 #   tests    GPURSA_TEST_BACKEND=cuda CK_RUN_SUITE=gpu_backend test_gpu_rsa of every build
 #            that has it
 #   rates    gpursa-bench --bits AB_BITS --batch AB_BATCH --seconds AB_SECONDS --no-cpu,
@@ -59,7 +59,9 @@ csv=$out/bench.csv
 rm -f "$csv" "$out/sweep.csv"
 {
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    for n in $names; do echo "build $n: $(build_of "$n")"; done
+    for n in $names; do
+        echo "build $n: $(build_of "$n") (commit $(cat "$(build_of "$n")/COMMIT" 2> /dev/null || echo unknown))"
+    done
     command -v nvidia-smi > /dev/null 2>&1 \
         && nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,power.limit --format=csv 2>&1
     echo "cpu: $(nproc) x$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
