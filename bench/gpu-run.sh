@@ -59,22 +59,11 @@ fi
 cat "$summary"
 
 # ---- tests --------------------------------------------------------------------------
-rc_tests=0
-t="$build/tests/gpu/test_gpu_rsa"
-if [ -x "$t" ]; then
-    # CUDA is initialised inside the test process: no fork after it (DESIGN.md).
-    # the rsa_op suite is host arithmetic (CI runs it); the backend suite is the GPU one
-    GPURSA_TEST_BACKEND=cuda CK_RUN_SUITE=gpu_backend CK_FORK=no CK_TAP_LOG_FILE_NAME=- CK_DEFAULT_TIMEOUT=600 \
-        timeout 300 "$t" > "$out/tests.log" 2>&1
-    rc_tests=$?
-    pass=$(grep -c '^ok' "$out/tests.log")
-    fail=$(grep -c '^not ok' "$out/tests.log")
-    say "tests (test_gpu_rsa, cuda backend): rc=$rc_tests, $pass ok, $fail not ok"
-    grep '^not ok' "$out/tests.log" | head -5 | tee -a "$summary"
-else
-    say "tests: $t not built (make -C tests/gpu check TESTS=)"
-    rc_tests=1
-fi
+: > "$out/tests.log"
+res=$(sh "$top/bench/gpu-tests.sh" "$build" "$out/tests.log")
+rc_tests=$?
+say "tests (test_gpu_rsa, cuda backend): $res"
+grep '^not ok' "$out/tests.log" | head -5 | tee -a "$summary"
 [ "$mode" = tests ] && exit $rc_tests
 
 # ---- machine code: the SASS of the RSA-2048 kernels (sm_90) ---------------------------

@@ -22,9 +22,10 @@
 #
 # Settings (environment): AB_BITS (2048,3072,4096), AB_BATCH (16384), AB_SECONDS (3),
 # AB_ROUNDS (3), AB_EXTRA ("65536 lone"), AB_TESTS (1; 0 leaves the tests out), AB_BACKEND
-# (cuda; host runs the script without a GPU, for a test of the script itself), AB_LIB (a folder of shared libraries the GPU
-# machine lacks, such as libsubunit.so.0 for the tests). A round of three key sizes takes
-# about 30 s a build: keep builds x rounds within the call's time.
+# (cuda; host runs the script without a GPU, for a test of the script itself), AB_LIB (a
+# folder of shared libraries the GPU machine lacks, such as libsubunit.so.0 for the tests).
+# A round of three key sizes takes about 30 s a build: keep builds x rounds within the
+# call's time. A NAME is letters, digits and '_' (it names a shell variable).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: bench/kernel-ab.sh OUTDIR NAME=BUILD [NAME=BUILD ...]}
@@ -42,13 +43,16 @@ names=""
 for nb in "$@"; do
     n=${nb%%=*} b=${nb#*=}
     case $n in
-    '' | *[!A-Za-z0-9._-]*) echo "kernel-ab: a name is letters, digits, '.', '_' or '-': $nb" >&2; exit 2 ;;
+    '' | *[!A-Za-z0-9_]*) echo "kernel-ab: a name is letters, digits and '_': $nb" >&2; exit 2 ;;
+    esac
+    case " $names " in
+    *" $n "*) echo "kernel-ab: $n named twice" >&2; exit 2 ;;
     esac
     [ -x "$b/bench/gpursa-bench" ] || { echo "kernel-ab: $b has no bench/gpursa-bench" >&2; exit 2; }
     names="$names $n"
-    eval "build_$(echo "$n" | tr '.-' '__')=\$(cd \"\$b\" && pwd)"
+    eval "build_$n=\$(cd \"\$b\" && pwd)"
 done
-build_of() { eval "echo \$build_$(echo "$1" | tr '.-' '__')"; }
+build_of() { eval "echo \"\$build_$1\""; }
 ref=${names# }
 ref=${ref%% *}
 last=${names##* }
@@ -77,17 +81,9 @@ fi
 : > "$out/tests.log"
 [ "${AB_TESTS:-1}" = 0 ] && names_tested="" || names_tested=$names
 for n in $names_tested; do
-    t=$(build_of "$n")/tests/gpu/test_gpu_rsa
-    [ -x "$t" ] || { echo "tests $n: no tests/gpu/test_gpu_rsa" >> "$S"; continue; }
     echo "# $n" >> "$out/tests.log"
-    # CUDA is initialised in the test process: no fork after it (doc/design.md)
-    GPURSA_TEST_BACKEND=$backend CK_RUN_SUITE=gpu_backend CK_FORK=no CK_TAP_LOG_FILE_NAME=- \
-        CK_DEFAULT_TIMEOUT=300 timeout 300 "$t" > "$out/tests.one" 2>&1
-    rc=$?
-    cat "$out/tests.one" >> "$out/tests.log"
-    echo "tests $n: rc=$rc, $(grep -c '^ok' "$out/tests.one") ok, $(grep -c '^not ok' "$out/tests.one") not ok" >> "$S"
+    echo "tests $n: $(sh "$top/bench/gpu-tests.sh" "$(build_of "$n")" "$out/tests.log" "$backend")" >> "$S"
 done
-rm -f "$out/tests.one"
 
 # ---- one gpursa-bench run of build $1, labelled $2, into $3; the rest are its options --
 run() {
