@@ -15,7 +15,8 @@
 #       the backend is not cuda), and gpursa-latency --peak from P threads x QB_LT_JOBS
 #       ASYNC jobs in one process (one CUDA context, no MPS needed); QB_MPS_EXTRA="label:N:VAR=VAL,..."
 #       adds runs under the same MPS daemon with other settings (rows c+; the target uses (c))
-#   (d) gpursa-latency: open-loop Poisson load at 10/50/90 % of (c)'s peak, p50..p999;
+#   (d) gpursa-latency: open-loop Poisson load at 10/50/90 % of (c)'s peak, p50..p999,
+#       from P threads x QB_LT_LOAD_JOBS jobs (default QB_LT_JOBS);
 #       one request in flight, gpursa against the default provider (same key)
 #   (e) closed-loop throughput against GPURSA_MAX_WAIT_US (QB_MAX_WAITS) with
 #       QB_MW_THREADS x QB_MW_JOBS in flight
@@ -77,6 +78,10 @@ else
     max_waits=${QB_MAX_WAITS:-"100 500 1000 2000 5000"} mw_threads=${QB_MW_THREADS:-$ncpu}
     mw_jobs=${QB_MW_JOBS:-64} verify="--verify-every ${QB_VERIFY_EVERY:-16}"
 fi
+# The open-loop points (d) may run more jobs than the closed loop that finds the peak: an
+# arrival that finds its thread's jobs busy waits in gpursa-latency's own FIFO, so near the
+# peak too few jobs measure the client (doc/performance-notes.md, "The tail near the peak")
+lt_load_jobs=${QB_LT_LOAD_JOBS:-$lt_jobs}
 budget=${QB_BUDGET:-450}
 export GPURSA_BACKEND OPENSSL_MODULES=$build/provider/.libs
 unset OPENSSL_CONF GPURSA_MAX_WAIT_US CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
@@ -112,7 +117,7 @@ step_limit() {
     echo "cpu: $ncpu x$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
     echo "openssl: $(openssl version)"
     echo "settings: seconds=$secs jobs=[$jobs_list] procs=$procs multi_jobs=$multi_jobs" \
-         "latency=${lt_threads}x$lt_jobs lt_seconds=$lt_secs max_waits=[$max_waits]" \
+         "latency=${lt_threads}x$lt_jobs (open loop x$lt_load_jobs) lt_seconds=$lt_secs max_waits=[$max_waits]" \
          "maxwait_inflight=${mw_threads}x$mw_jobs budget=${budget}s"
 } > "$out/machine.txt"
 tee -a "$log" < "$out/machine.txt"
@@ -285,10 +290,10 @@ say "== (d) latency at 10/50/90 % of the peak"
 peak_arg=""
 [ -n "$peak" ] && peak_arg="--peak-rate $peak"
 run_lt load "$(step_limit $((3 * (${lt_secs%.*} + 2) + 30)))" --load 0.1,0.5,0.9 $peak_arg \
-    --threads "$lt_threads" --async-jobs "$lt_jobs" --seconds "$lt_secs" --warmup "$warm" \
+    --threads "$lt_threads" --async-jobs "$lt_load_jobs" --seconds "$lt_secs" --warmup "$warm" \
     $verify --no-compare --csv "$L" --label load
 for f in 0.1 0.5 0.9; do
-    row d "latency at load $f" "offered $(csv_get "$L" load load offered_ops_s $f)/s" \
+    row d "latency at load $f" "offered $(csv_get "$L" load load offered_ops_s $f)/s, ${lt_threads} x $lt_load_jobs jobs" \
         "$(csv_get "$L" load load achieved_ops_s $f)" "$(csv_get "$L" load load p50_us $f)" \
         "$(csv_get "$L" load load p99_us $f)" "p999 $(csv_get "$L" load load p999_us $f) us; $(paths "$L" load load $f)"
 done
