@@ -6,6 +6,7 @@
 #define GPURSA_COOP_L 8
 #define GPURSA_COOP_FP 1
 #define GPURSA_COOP_FP_SMEM 8    /* of the table's 16 entries in shared memory */
+#define GPURSA_COOP_FP_EARLY 1   /* lane 0's carry ahead of m q */
 #ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
 #include "gpu/kernels_coop.cuh"
 
