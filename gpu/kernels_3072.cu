@@ -2,21 +2,20 @@
  * every variant; one file per size so that nvcc builds them in parallel. */
 /* COOP: 6 limbs per lane, 8 lanes per CRT half, 16 per item. On a device
  * with full-rate FP64 the secret exponentiations run on FP64 limbs instead:
- * on the same lanes (kernels_3072fn.cu) for loads up to 2,048 items, on 4
- * lanes a half (kernels_3072f.cu) up to 8,192, on 3 (kernels_3072fw.cu)
- * above that and on a device shared through MPS. Each is faster than these
- * 32-bit lanes at every load on an H100 (doc/performance-notes.md,
- * "Kernels"). The 3-lane kernel does the least work per item, but its
- * blocks (40 items) take longer than the 4-lane kernel's (32): a lone batch
- * of a few thousand items, which leaves the last wave of blocks part full,
- * finishes sooner on 4 lanes; batches in flight fill the gaps. */
+ * on the same lanes (kernels_3072fn.cu) for loads up to 2,048 items, on 3
+ * lanes a half (kernels_3072fw.cu) above that and on a device shared
+ * through MPS. Each is faster than these 32-bit lanes at every load on an
+ * H100. The 3-lane kernel does the least work per item, and since its table
+ * went half into shared memory it is also as fast as the 4-lane kernel
+ * (kernels_3072f.cu) on lone batches of 3,000 to 8,000 items and faster
+ * with batches in flight (doc/performance-notes.md, "Kernels"). */
 #define GPURSA_COOP_H 48
 #define GPURSA_COOP_L 6
 #define GPURSA_COOP_FP_ABOVE 0
 #define GPURSA_COOP_FP_LAUNCH gpursa_cuda_launch_3072_fpn
 #define GPURSA_COOP_WIDE_ABOVE 2048
 #define GPURSA_COOP_WIDE_LAUNCH gpursa_cuda_launch_3072_fp
-#define GPURSA_COOP_WIDEST_ABOVE 8192
+#define GPURSA_COOP_WIDEST_ABOVE 2048
 #define GPURSA_COOP_WIDEST_LAUNCH gpursa_cuda_launch_3072_fpw
 #define GPURSA_COOP_SHARED_LAUNCH gpursa_cuda_launch_3072_fpw
 #ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */

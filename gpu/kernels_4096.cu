@@ -1,14 +1,15 @@
 /* gpursa CUDA backend: the kernels for RSA-4096 (CRT halves of 64 limbs),
  * every variant; one file per size so that nvcc builds them in parallel. */
 /* COOP: 4 limbs per lane, 16 lanes per CRT half, 32 per item: the shortest
- * chain, for loads up to 1,024 items. On a device with full-rate FP64 heavier
- * loads run the secret exponentiations on FP64 limbs: 8 lanes a half
- * (kernels_4096fn.cu) up to 2,048 items, 4 lanes a half (kernels_4096f.cu)
- * above that and on a device shared through MPS (doc/performance-notes.md,
+ * chain of the 32-bit kernels. On a device with full-rate FP64 the secret
+ * exponentiations run on FP64 limbs instead: 8 lanes a half
+ * (kernels_4096fn.cu) up to 2,048 items, a lone item included (its chain is
+ * now shorter than these lanes'), 4 lanes a half (kernels_4096f.cu) above
+ * that and on a device shared through MPS (doc/performance-notes.md,
  * "Kernels"). */
 #define GPURSA_COOP_H 64
 #define GPURSA_COOP_L 4
-#define GPURSA_COOP_FP_ABOVE 1024
+#define GPURSA_COOP_FP_ABOVE 0
 #define GPURSA_COOP_FP_LAUNCH gpursa_cuda_launch_4096_fpn
 #define GPURSA_COOP_WIDE_ABOVE 2048
 #define GPURSA_COOP_WIDE_LAUNCH gpursa_cuda_launch_4096_fp

@@ -470,14 +470,15 @@ START_TEST(test_backend_batch_mixed_keys)
     int cuda = getenv("GPURSA_TEST_BACKEND") && strcmp(getenv("GPURSA_TEST_BACKEND"), "cuda") == 0;
     size_t n = cuda ? 300 : (_i / 5 < 2 ? 24 : 9);
     /* CUDA COOP picks a kernel by the items in flight (kernels_<bits>.cu; a
-     * lone batch's load is its size): RSA-2048 32-bit limbs, 2 a lane up to
-     * 1,024 and 4 up to 2,048, then FP64 limbs on 4 lanes a CRT half up to
-     * 6,000 and on 2 above; RSA-3072 FP64 limbs on 8 lanes a half up to 2,048
-     * (the batch of 300), 4 up to 8,192, 3 above; RSA-4096 32-bit limbs up to
-     * 1,024 (300), FP64 limbs on 8 lanes a half up to 2,048, 4 above. A batch
-     * for each kernel: n items, of which the first `distinct` are made and the
-     * rest repeat them (RSA-2048's 1,500 and 2,600 all made, as they were
-     * before the larger batches came). */
+     * lone batch's load is its size). On a device with full-rate FP64:
+     * RSA-2048 32-bit limbs, 2 a lane, up to 1,024 (the batch of 300), then
+     * FP64 limbs on 4 lanes a CRT half up to 6,000 and on 2 above; RSA-3072
+     * FP64 limbs on 8 lanes a half up to 2,048 (300), on 3 above; RSA-4096
+     * FP64 limbs on 8 lanes a half up to 2,048 (300, 1,500), on 4 above. The
+     * other 32-bit kernels run on devices without it (the emulated-warp
+     * tests check their arithmetic). A batch for each load: n items, of
+     * which the first `distinct` are made and the rest repeat them (RSA-2048's
+     * 1,500 and 2,600 all made, as they were before the larger batches came). */
     static const struct { size_t n, distinct; } heavy[4][3] = {
         {{0, 0}},
         {{1500, 1500}, {2600, 2600}, {7000, 300}},
