@@ -283,9 +283,8 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
          * would fail every batch given to it: then the 32-bit kernels take
          * every load, as on a device without full-rate FP64. */
         if (gpursa_cuda_regs_2048_fp() <= 0 || gpursa_cuda_regs_2048_fp2() <= 0
-            || gpursa_cuda_regs_3072_fp() <= 0 || gpursa_cuda_regs_3072_fpn() <= 0
-            || gpursa_cuda_regs_3072_fpw() <= 0 || gpursa_cuda_regs_4096_fp() <= 0
-            || gpursa_cuda_regs_4096_fpn() <= 0) {
+            || gpursa_cuda_regs_3072_fpn() <= 0 || gpursa_cuda_regs_3072_fpw() <= 0
+            || gpursa_cuda_regs_4096_fp() <= 0 || gpursa_cuda_regs_4096_fpn() <= 0) {
             fp64_lost = dev->fp64;
             dev->fp64 = 0;
         }

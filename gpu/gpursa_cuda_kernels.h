@@ -58,13 +58,10 @@ int gpursa_cuda_regs_2048_fp(void);
 /* ... on 2 lanes a CRT half (kernels_2048f2.cu): its heaviest loads. */
 cudaError_t gpursa_cuda_launch_2048_fp2(const gpursa_cuda_args *a, cudaStream_t s);
 int gpursa_cuda_regs_2048_fp2(void);
-/* RSA-3072 and RSA-4096 COOP on FP64 limbs, 4 lanes per CRT half
- * (kernels_3072f.cu, kernels_4096f.cu: heavy loads) and 8 (_fpn,
- * kernels_3072fn.cu, kernels_4096fn.cu: lighter ones), and RSA-3072's on 3
- * (_fpw, kernels_3072fw.cu: its heaviest loads), for the loads their
- * launchers send there. */
-cudaError_t gpursa_cuda_launch_3072_fp(const gpursa_cuda_args *a, cudaStream_t s);
-int gpursa_cuda_regs_3072_fp(void);
+/* RSA-3072 and RSA-4096 COOP on FP64 limbs, 8 lanes per CRT half (_fpn,
+ * kernels_3072fn.cu, kernels_4096fn.cu: light loads), and for heavier ones
+ * RSA-3072's on 3 (_fpw, kernels_3072fw.cu) and RSA-4096's on 4 (_fp,
+ * kernels_4096f.cu), for the loads their launchers send there. */
 cudaError_t gpursa_cuda_launch_3072_fpn(const gpursa_cuda_args *a, cudaStream_t s);
 int gpursa_cuda_regs_3072_fpn(void);
 cudaError_t gpursa_cuda_launch_3072_fpw(const gpursa_cuda_args *a, cudaStream_t s);

@@ -6,15 +6,14 @@
  * lanes a half (kernels_3072fw.cu) above that and on a device shared
  * through MPS. Each is faster than these 32-bit lanes at every load on an
  * H100. The 3-lane kernel does the least work per item, and since its table
- * went half into shared memory it is also as fast as the 4-lane kernel
- * (kernels_3072f.cu) on lone batches of 3,000 to 8,000 items and faster
- * with batches in flight (doc/performance-notes.md, "Kernels"). */
+ * went half into shared memory it is also as fast as the 4-lane kernel that
+ * ran loads of 2,049 to 8,192 items before it, on lone batches of 3,000 to
+ * 8,000 items, and faster with batches in flight (doc/performance-notes.md,
+ * "Kernels"). */
 #define GPURSA_COOP_H 48
 #define GPURSA_COOP_L 6
 #define GPURSA_COOP_FP_ABOVE 0
 #define GPURSA_COOP_FP_LAUNCH gpursa_cuda_launch_3072_fpn
-#define GPURSA_COOP_WIDE_ABOVE 2048
-#define GPURSA_COOP_WIDE_LAUNCH gpursa_cuda_launch_3072_fp
 #define GPURSA_COOP_WIDEST_ABOVE 2048
 #define GPURSA_COOP_WIDEST_LAUNCH gpursa_cuda_launch_3072_fpw
 #define GPURSA_COOP_SHARED_LAUNCH gpursa_cuda_launch_3072_fpw

@@ -172,7 +172,7 @@ for step in $steps; do
         # lanes of a warp over (gpursa_coop_place); the others (the same code
         # at other lane widths, and the FP64 path, whose limb product the
         # plain tree checks against 128-bit products) run in the plain tree.
-        asan_skip_gpu="test_gpu_coop_2048 test_gpu_coop_2048f test_gpu_coop_3072f test_gpu_coop_3072fn"
+        asan_skip_gpu="test_gpu_coop_2048 test_gpu_coop_2048f test_gpu_coop_3072fn"
         asan_skip_gpu="$asan_skip_gpu test_gpu_coop_4096f test_gpu_coop_4096fn"
         # nginx's master kills a worker still exiting ~1.5 s after SIGTERM (its
         # own fixed schedule, no setting); a worker whose host-backend batches

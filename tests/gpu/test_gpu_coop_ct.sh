@@ -3,6 +3,6 @@
 # FP64 limbs) on the emulated warp: test_gpu_coop.c built with
 # -DGPURSA_COOP_CT, run by test_gpu_ct.sh under valgrind memcheck; RSA-2048's
 # FP64 shape with its 4-bit window, half the table in "shared memory"
-# (test_gpu_coop_ct), with the 3-bit one of kernels_3072f.cu (test_gpu_coop_ct_w3),
+# (test_gpu_coop_ct), with a 3-bit one (GPURSA_COOP_FP_W, test_gpu_coop_ct_w3),
 # and with the window entry read late (GPURSA_COOP_FP_STAGGER, test_gpu_coop_ct_st).
 GPURSA_CT_PROG="test_gpu_coop_ct test_gpu_coop_ct_w3 test_gpu_coop_ct_st" exec sh "$(dirname "$0")/test_gpu_ct.sh" "$@"
