@@ -1,12 +1,12 @@
 /* gpursa CUDA backend: the kernels for RSA-4096 (CRT halves of 64 limbs),
  * every variant; one file per size so that nvcc builds them in parallel. */
 /* COOP: 4 limbs per lane, 16 lanes per CRT half, 32 per item: the shortest
- * chain of the 32-bit kernels. On a device with full-rate FP64 the secret
- * exponentiations run on FP64 limbs instead: 8 lanes a half
- * (kernels_4096fn.cu) up to 2,048 items, a lone item included (its chain is
- * now shorter than these lanes'), 4 lanes a half (kernels_4096f.cu) above
- * that and on a device shared through MPS (doc/performance-notes.md,
- * "Kernels"). */
+ * chain of the 32-bit kernels, for devices without full-rate FP64. With it
+ * the secret exponentiations run on FP64 limbs instead: 8 lanes a half
+ * (kernels_4096fn.cu) up to 2,048 items, a lone item included (that kernel
+ * now finishes one sooner than these 32-bit lanes), 4 lanes a half
+ * (kernels_4096f.cu) above that and on a device shared through MPS
+ * (doc/performance-notes.md, "Kernels"). */
 #define GPURSA_COOP_H 64
 #define GPURSA_COOP_L 4
 #define GPURSA_COOP_FP_ABOVE 0
