@@ -470,24 +470,37 @@ START_TEST(test_backend_batch_mixed_keys)
     int cuda = getenv("GPURSA_TEST_BACKEND") && strcmp(getenv("GPURSA_TEST_BACKEND"), "cuda") == 0;
     size_t n = cuda ? 300 : (_i / 5 < 2 ? 24 : 9);
     /* CUDA COOP picks a kernel by the items in flight (kernels_<bits>.cu; a
-     * lone batch's load is its size). On a device with full-rate FP64:
-     * RSA-2048 32-bit limbs, 2 a lane, up to 1,024 (the batch of 300), then
-     * FP64 limbs on 4 lanes a CRT half up to 6,000 and on 2 above; RSA-3072
-     * FP64 limbs on 8 lanes a half up to 2,048 (300), on 3 above; RSA-4096
-     * FP64 limbs on 8 lanes a half up to 2,048 (300, 1,500), on 4 above. The
-     * other 32-bit kernels run on devices without it (the emulated-warp
-     * tests check their arithmetic). A batch for each load: n items, of
-     * which the first `distinct` are made and the rest repeat them (RSA-2048's
-     * 1,500 and 2,600 all made, as they were before the larger batches came). */
-    static const struct { size_t n, distinct; } heavy[4][3] = {
+     * lone batch's load is its size), so each kernel gets a batch of a load
+     * that routes to it. On a device with full-rate FP64: RSA-2048 32-bit
+     * limbs, 2 a lane, up to 1,024 (the batch of 300), then FP64 limbs on 4
+     * lanes a CRT half up to 6,000 (2,600) and on 2 above (7,000); RSA-3072
+     * FP64 limbs on 8 lanes a half up to 2,048 (300), on 3 above (4,000);
+     * RSA-4096 FP64 limbs on 8 lanes a half up to 2,048 (300), on 4 above
+     * (2,500). With GPURSA_CUDA_FP64=0, as on a device without it (T4, A10,
+     * L4): RSA-2048 32-bit limbs, 4 a lane, above 1,024 (1,500), RSA-3072's
+     * and 4096's 32-bit kernels at every load (300). n items, of which the
+     * first `distinct` are made and the rest repeat them. */
+    static const struct { size_t n, distinct; } heavy[4][2] = {
         {{0, 0}},
-        {{1500, 1500}, {2600, 2600}, {7000, 300}},
-        {{4000, 300}, {9000, 300}},
-        {{1500, 300}, {2500, 300}},
+        {{2600, 2600}, {7000, 300}},
+        {{4000, 300}},
+        {{2500, 300}},
     };
-    if (cuda && vs[_i % 5] == GPURSA_VARIANT_COOP)
-        for (int j = 0; j < 3 && heavy[_i / 5][j].n != 0; j++)
+    static const struct { size_t n, distinct; } int32[4] = {{0, 0}, {1500, 300}, {300, 300}, {300, 300}};
+    if (cuda && vs[_i % 5] == GPURSA_VARIANT_COOP) {
+        for (int j = 0; j < 2 && heavy[_i / 5][j].n != 0; j++)
             run_backend_batch_rep(_i / 5, GPURSA_VARIANT_COOP, heavy[_i / 5][j].n, heavy[_i / 5][j].distinct);
+        if (int32[_i / 5].n != 0) {
+            ck_assert_int_eq(setenv("GPURSA_CUDA_FP64", "0", 1), 0);
+            gpursa_gpu_device *dev = open_dev(GPURSA_VARIANT_COOP);
+            ck_assert_ptr_nonnull(dev);
+            /* the routing took it (else the FP64 kernels would run again) */
+            ck_assert_ptr_nonnull(strstr(ops->device_describe(dev), "32-bit limbs only (GPURSA_CUDA_FP64=0)"));
+            ops->device_close(dev);
+            run_backend_batch_rep(_i / 5, GPURSA_VARIANT_COOP, int32[_i / 5].n, int32[_i / 5].distinct);
+            ck_assert_int_eq(unsetenv("GPURSA_CUDA_FP64"), 0);
+        }
+    }
     if (!cuda && _i / 5 == 1 && vs[_i % 5] == GPURSA_VARIANT_AUTO)
         run_backend_batch_rep(1, GPURSA_VARIANT_AUTO, 20, 7);    /* the repeats, on the host too */
     run_backend_batch(_i / 5, vs[_i % 5], n);
