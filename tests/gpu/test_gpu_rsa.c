@@ -476,10 +476,11 @@ START_TEST(test_backend_batch_mixed_keys)
      * lanes a CRT half up to 6,000 (2,600) and on 2 above (7,000); RSA-3072
      * FP64 limbs on 8 lanes a half up to 2,048 (300), on 3 above (4,000);
      * RSA-4096 FP64 limbs on 8 lanes a half up to 2,048 (300), on 4 above
-     * (2,500). With GPURSA_CUDA_FP64=0, as on a device without it (T4, A10,
-     * L4): RSA-2048 32-bit limbs, 4 a lane, above 1,024 (1,500), RSA-3072's
-     * and 4096's 32-bit kernels at every load (300). n items, of which the
-     * first `distinct` are made and the rest repeat them. */
+     * (2,500). With GPURSA_CUDA_FP64=0, as on a device without it (newer
+     * than Hopper; a T4, A10 or L4 with variant = coop): RSA-2048 32-bit
+     * limbs, 4 a lane, above 1,024 (1,500), RSA-3072's and 4096's 32-bit
+     * kernels at every load (300). n items, of which the first `distinct`
+     * are made and the rest repeat them. */
     static const struct { size_t n, distinct; } heavy[4][2] = {
         {{0, 0}},
         {{2600, 2600}, {7000, 300}},
