@@ -201,7 +201,7 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
 {
     struct cudaDeviceProp prop;
     gpursa_gpu_device *dev;
-    int count = 0, rc, fp64_lost = 0, fp64_forced = 0;
+    int count = 0, rc, fp64_lost = 0, fp64_forced;
     const char *force;
 
     if (out == NULL || variant < GPURSA_VARIANT_AUTO || variant >= GPURSA_VARIANT_COUNT_)
@@ -227,11 +227,9 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
     /* GPURSA_CUDA_FP64=0 routes COOP as on a device without it (the 32-bit
      * kernels take every load), =1 as on one with it, for tests and
      * experiments: the CUDA suite runs the 32-bit kernels on Hopper with it */
-    force = getenv("GPURSA_CUDA_FP64");
-    if (force != NULL && (strcmp(force, "0") == 0 || strcmp(force, "1") == 0)) {
-        fp64_forced = 1;
-        dev->fp64 = force[0] == '1';
-    }
+    fp64_forced = gpursa_cuda_fp64_override(getenv("GPURSA_CUDA_FP64"));
+    if (fp64_forced >= 0)
+        dev->fp64 = fp64_forced;
     dev->sm_count = prop.multiProcessorCount;
     /* GPURSA_CUDA_VARIANT overrides AUTO for experiments (imad, xmad, fast, coop). */
     force = getenv("GPURSA_CUDA_VARIANT");
@@ -310,7 +308,7 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
              gpursa_variant_name(dev->by_size[2]), gpursa_variant_name(dev->by_size[3]),
              gpursa_cuda_kernel_regs(2048, dev->variant),
              fp64_lost ? ", 32-bit limbs only (an FP64-limb kernel did not load)"
-             : fp64_forced ? (dev->fp64 ? ", FP64 limbs (GPURSA_CUDA_FP64=1)" : ", 32-bit limbs only (GPURSA_CUDA_FP64=0)")
+             : fp64_forced >= 0 ? (dev->fp64 ? ", FP64 limbs (GPURSA_CUDA_FP64=1)" : ", 32-bit limbs only (GPURSA_CUDA_FP64=0)")
                            : "",
              dev->shared ? ", shared through MPS" : "");
     *out = dev;

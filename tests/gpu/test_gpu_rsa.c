@@ -627,6 +627,19 @@ START_TEST(test_cuda_load_by_sms)
 }
 END_TEST
 
+/* GPURSA_CUDA_FP64: exactly "0" or "1" overrides the device's FP64 rate;
+ * unset, empty or anything else leaves it (-1) */
+START_TEST(test_cuda_fp64_override)
+{
+    ck_assert_int_eq(gpursa_cuda_fp64_override("0"), 0);
+    ck_assert_int_eq(gpursa_cuda_fp64_override("1"), 1);
+    static const char *const other[] = {"", "2", "00", "01", "10", "1 ", " 1", "0x1", "true", "on", "-1"};
+    for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+        ck_assert_msg(gpursa_cuda_fp64_override(other[i]) == -1, "\"%s\"", other[i]);
+    ck_assert_int_eq(gpursa_cuda_fp64_override(NULL), -1);
+}
+END_TEST
+
 static Suite *make_rsa_op_suite(void)
 {
     Suite *s = suite_create("gpu_rsa_op");
@@ -640,6 +653,7 @@ static Suite *make_rsa_op_suite(void)
     tcase_add_loop_test(tc, test_keyconv_constants, 0, 4);
     tcase_add_test(tc, test_names_and_strings);
     tcase_add_test(tc, test_cuda_load_by_sms);
+    tcase_add_test(tc, test_cuda_fp64_override);
     suite_add_tcase(s, tc);
     return s;
 }
