@@ -308,8 +308,8 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
              gpursa_variant_name(dev->by_size[2]), gpursa_variant_name(dev->by_size[3]),
              gpursa_cuda_kernel_regs(2048, dev->variant),
              fp64_lost ? ", 32-bit limbs only (an FP64-limb kernel did not load)"
-             : fp64_forced >= 0 ? (dev->fp64 ? ", FP64 limbs (GPURSA_CUDA_FP64=1)" : ", 32-bit limbs only (GPURSA_CUDA_FP64=0)")
-                           : "",
+             : fp64_forced == 0 ? ", 32-bit limbs only (GPURSA_CUDA_FP64=0)"
+             : fp64_forced == 1 ? ", FP64 limbs (GPURSA_CUDA_FP64=1)" : "",
              dev->shared ? ", shared through MPS" : "");
     *out = dev;
     return GPURSA_GPU_OK;

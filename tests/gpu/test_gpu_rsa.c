@@ -481,24 +481,26 @@ START_TEST(test_backend_batch_mixed_keys)
      * limbs, 4 a lane, above 1,024 (1,500), RSA-3072's and 4096's 32-bit
      * kernels at every load (300). n items, of which the first `distinct`
      * are made and the rest repeat them. */
-    static const struct { size_t n, distinct; } heavy[4][2] = {
+    typedef struct { size_t n, distinct; } load;
+    static const load heavy[4][2] = {
         {{0, 0}},
         {{2600, 2600}, {7000, 300}},
         {{4000, 300}},
         {{2500, 300}},
     };
-    static const struct { size_t n, distinct; } int32[4] = {{0, 0}, {1500, 300}, {300, 300}, {300, 300}};
+    static const load no_fp64[4] = {{0, 0}, {1500, 300}, {300, 300}, {300, 300}};
     if (cuda && vs[_i % 5] == GPURSA_VARIANT_COOP) {
-        for (int j = 0; j < 2 && heavy[_i / 5][j].n != 0; j++)
-            run_backend_batch_rep(_i / 5, GPURSA_VARIANT_COOP, heavy[_i / 5][j].n, heavy[_i / 5][j].distinct);
-        if (int32[_i / 5].n != 0) {
+        const load *h = heavy[_i / 5], *nf = &no_fp64[_i / 5];
+        for (size_t j = 0; j < sizeof(heavy[0]) / sizeof(heavy[0][0]) && h[j].n != 0; j++)
+            run_backend_batch_rep(_i / 5, GPURSA_VARIANT_COOP, h[j].n, h[j].distinct);
+        if (nf->n != 0) {
             ck_assert_int_eq(setenv("GPURSA_CUDA_FP64", "0", 1), 0);
             gpursa_gpu_device *dev = open_dev(GPURSA_VARIANT_COOP);
             ck_assert_ptr_nonnull(dev);
             /* the routing took it (else the FP64 kernels would run again) */
             ck_assert_ptr_nonnull(strstr(ops->device_describe(dev), "32-bit limbs only (GPURSA_CUDA_FP64=0)"));
             ops->device_close(dev);
-            run_backend_batch_rep(_i / 5, GPURSA_VARIANT_COOP, int32[_i / 5].n, int32[_i / 5].distinct);
+            run_backend_batch_rep(_i / 5, GPURSA_VARIANT_COOP, nf->n, nf->distinct);
             ck_assert_int_eq(unsetenv("GPURSA_CUDA_FP64"), 0);
         }
     }
