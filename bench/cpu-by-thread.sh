@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/cpu-by-thread.sh PID SECONDS [DELAY] - where a running process's CPU goes, by thread name.
 # Waits DELAY seconds (default 0), reads every thread's utime+stime (/proc/PID/task/*/stat)
 # and the machine's /proc/stat, again SECONDS later, and prints the cores each thread name

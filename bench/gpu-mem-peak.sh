@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bench/gpu-mem-peak.sh CMD [ARG ...] - run CMD (its output to stderr) and print the GPU's
 # memory.used at its peak while CMD ran, in MiB (nvidia-smi every 0.2 s; the first GPU;
 # the CUDA contexts included). Used by gpu-run.sh and kernel-ab.sh.

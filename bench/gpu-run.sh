@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bench/gpu-run.sh OUTDIR [quick|full|coop|tests] - the one script for the GPU machine.
 #
 # Runs, in one go, on a machine with an NVIDIA GPU: the gpu/ test suite

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bench/gpu-tests.sh BUILD LOG [BACKEND] - the gpu/ backend suite of a build tree
 # (tests/gpu/test_gpu_rsa, CK_RUN_SUITE=gpu_backend) against BACKEND (default cuda), its
 # TAP output appended to LOG. Prints "rc=N, P ok, F not ok"; exits with the suite's status

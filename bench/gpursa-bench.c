@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa-bench: throughput of the gpu/ layer's batched RSA private operation
  * against OpenSSL's default provider on all cores of the same host.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa-blindbench: host CPU time per blinding pair of the queue's
  * gpursa_blind_batch() (queue/gpursa_blinding.c), the runners' top-up work.

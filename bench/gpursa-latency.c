@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa-latency: sign latency and throughput through EVP and the gpursa
  * provider, the way an application sees them.

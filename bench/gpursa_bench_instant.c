@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * BENCHMARK ONLY: the "instant" gpu/ backend. It measures what the queue and
  * everything above it cost on the CPU per operation, without a GPU and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * BENCHMARK ONLY: the "instant" gpu/ backend (gpursa_bench_instant.c), a
  * batch answered at once from a cache of checked results, so that the CPU

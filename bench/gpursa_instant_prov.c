@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * BENCHMARK ONLY: what makes bench/instant/gpursa.so the provider on the
  * instant backend (gpursa_bench_instant.c) for bench/queue-cpu-cost.py.

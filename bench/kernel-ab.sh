@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # bench/kernel-ab.sh OUTDIR NAME=BUILD [NAME=BUILD ...] - kernel builds against one another
 # in one call on a GPU machine, alternating, as bench/HISTORY.md's "(per change)" sections
 # measure them.

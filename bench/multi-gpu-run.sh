@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/multi-gpu-run.sh OUTDIR [--build DIR] - how gpursa scales from one GPU to all of
 # them (`devices` selects them; work spreads across them), in one go.
 #

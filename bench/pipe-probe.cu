@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench/pipe-probe.cu - how many 32x32-bit integer products (IMAD lo + IMAD.HI)
  * and how many FP64 fused multiply-adds (DFMA) the GPU issues per second, each

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # gnuplot -e "csv='bench.csv'; png='batch.png'" bench/plot-batch.gp
 # Throughput against batch size per (size, variant) from gpursa-bench CSV, the
 # gnuplot twin of plot-batch.py. Columns: 4 variant, 5 bits, 6 batch, 10 ops/s.

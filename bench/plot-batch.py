@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Plot gpursa-bench CSV: full private operations per second against batch
 size, one line per (key size, variant), log-log, to PNG.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """queue-cpu-cost.py: the CPU that gpursa's queue path costs per RSA operation,
 without a GPU and without the exponentiation.
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/queue-gpu-run.sh OUTDIR [--quick] [--build DIR] - the queue through EVP on a GPU
 # (throughput, latency, max_wait_us, several processes under MPS) in one go.
 #

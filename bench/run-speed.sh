@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Quick start, main job: install dependencies, build gpursa, and compare RSA signing with
 # `openssl speed`: gpursa against OpenSSL's default provider, on the GPU when there is one
 # and on the CPU fallback otherwise (the summary says which backend ran).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Reads `openssl speed` output for RSA and prints "BITS SIGN_PER_SECOND" per key size.
 # OpenSSL 3.0 prints
 #                   sign    verify    sign/s verify/s

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # New full TLS handshakes per second through HAProxy and nginx, with and without gpursa,
 # in one go, with the server and the load generator on separate cores of one host.
 #

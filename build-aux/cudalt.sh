@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Compile a .cu file into a libtool object: cudalt.sh OUT.lo NVCC [flags...] -c SRC.cu
 # nvcc knows nothing of libtool, so write the PIC object where libtool expects it and
 # describe it in the .lo file (the same object serves the non-PIC slot).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa CUDA backend: gpursa_cuda_backend_ops behind gpu/gpursa_gpu.h.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * backend_host.c - the "host" backend: the kernel arithmetic of
  * gpursa_rsa_op.h compiled for the CPU.  It is the CI backend, the one the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa_coop.h - the COOP variant: one RSA private operation on 2*T threads
  * of a warp, T threads per CRT half, L limbs of every half-length number per

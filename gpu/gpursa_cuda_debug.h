@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa CUDA backend: test hooks for the key-hygiene tests (tests/gpu).
  * They live in libgpursa_gpu like everything else, but gpursa.so exports only

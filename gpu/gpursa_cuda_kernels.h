@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa CUDA backend, internal: how backend_cuda.cu launches the kernels
  * that kernels_<bits>.cu instantiate. Not part of the gpu/ interface.

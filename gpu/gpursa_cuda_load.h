@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa CUDA backend: what routes a COOP launch besides the kernels' own
  * thresholds: the load that picks a kernel's lane width, counted for the

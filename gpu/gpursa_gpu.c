@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa_gpu.c - the backend-independent part of gpu/gpursa_gpu.h: names,
  * return-code strings, the key-size test, backend lookup and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa gpu/ layer: the one small C interface in front of the backends.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa_keyconv.c - key validation and Montgomery precomputation, run once
  * per key at upload.  Constant time in the secret values like the kernels

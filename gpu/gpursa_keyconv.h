@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa_keyconv.h - host-side key preparation shared by the host and CUDA
  * backends: validates a gpursa_rsa_key_material for the GPU path and fills a

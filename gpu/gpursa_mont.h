@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa_mont.h - multi-precision Montgomery arithmetic for RSA, one source
  * for the host (C11) and the device (CUDA C++).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa_mont_rows.h - Montgomery multiplication with the row loop rolled,
  * for the one- and two-thread kernels (gpu/kernels_rsa.cuh): IMAD's large CRT

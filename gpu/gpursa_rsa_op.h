@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa_rsa_op.h - one whole RSA private operation over gpursa_mont.h, for
  * the host backend and the CUDA kernels alike.

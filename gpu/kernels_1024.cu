@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpursa CUDA backend: the kernels for RSA-1024 (CRT halves of 16 limbs),
  * every variant; one file per size so that nvcc builds them in parallel. */
 /* COOP: 4 limbs per lane, 4 lanes per CRT half, 8 per item */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpursa CUDA backend: the kernels for RSA-2048 (CRT halves of 32 limbs),
  * every variant; one file per size so that nvcc builds them in parallel. */
 /* COOP: 4 limbs per lane, 8 lanes per CRT half, 16 per item, for devices

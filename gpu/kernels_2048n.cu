@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpursa CUDA backend: RSA-2048 COOP with 2 limbs per lane (16 lanes per CRT
  * half, a whole warp per item), for loads of up to 1,024 items: the
  * shortest chain per multiplication, so a lone batch finishes sooner than on

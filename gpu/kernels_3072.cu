@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpursa CUDA backend: the kernels for RSA-3072 (CRT halves of 48 limbs),
  * every variant; one file per size so that nvcc builds them in parallel. */
 /* COOP: 6 limbs per lane, 8 lanes per CRT half, 16 per item. On a device

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpursa CUDA backend: RSA-3072 COOP with the secret exponentiations on
  * FP64 limbs (GPURSA_COOP_FP, gpursa_coop.h), for light loads: 8 lanes per
  * CRT half, 16 per item, 4 limbs of 52 bits a lane (32 a half); the 32-bit

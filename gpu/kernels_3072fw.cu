@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpursa CUDA backend: RSA-3072 COOP with the secret exponentiations on
  * FP64 limbs (GPURSA_COOP_FP, gpursa_coop.h), for heavy loads: 3 lanes per
  * CRT half, 6 per item (five items a warp, its last two lanes mirroring

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpursa CUDA backend: the kernels for RSA-4096 (CRT halves of 64 limbs),
  * every variant; one file per size so that nvcc builds them in parallel. */
 /* COOP: 4 limbs per lane, 16 lanes per CRT half, 32 per item: the shortest

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpursa CUDA backend: RSA-4096 COOP with the secret exponentiations on
  * FP64 limbs (GPURSA_COOP_FP, gpursa_coop.h), for heavy loads: 4 lanes per
  * CRT half, 8 per item, 10 limbs of 52 bits a lane (40 a half) and 16 of 32

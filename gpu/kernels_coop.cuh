@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa CUDA backend: the COOP kernel (gpursa_coop.h) of one modulus size
  * and lane width, its launcher and register query (static: each including

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa CUDA backend: big-endian byte strings <-> structure-of-arrays limbs.
  *

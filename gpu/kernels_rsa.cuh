@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa CUDA backend: the private-operation kernels, one thread per item
  * (variants IMAD and XMAD: gpursa_fx1_kernel) and two threads per item

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Configuration: the provider's openssl.cnf section, read through the core's
  * get_params, then GPURSA_<NAME> environment variables on top (so a quick

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Errors and logging. Errors go through the core's error functions so they
  * carry the provider's library code and our reason strings; log lines go to

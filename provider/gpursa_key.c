@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa's own RSA key: import with checks, export, copy, and the same key
  * in the fallback library context. Private numbers live in secure-heap

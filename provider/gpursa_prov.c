@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The provider entry point: OSSL_provider_init, provider parameters
  * (name, version, build info, status, backend, stats counters), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa provider: shared declarations of the OpenSSL-facing layer.
  * One prefix (gpursa_), one raise macro, one key struct of our own.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The backend of the installed module: none imposed, so the queue picks one
  * from the configuration (backend = auto, cuda, host or cpu).

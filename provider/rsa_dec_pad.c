@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa: constant-time decoding of RSA decryption results (PKCS#1 v1.5 type
  * 2 with and without implicit rejection, OAEP, TLS premaster secret).

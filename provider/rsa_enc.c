@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa RSA asymmetric cipher: decryption with PKCS#1 v1.5 (implicit
  * rejection on by default, as OpenSSL 3.2+), OAEP, the TLS premaster secret

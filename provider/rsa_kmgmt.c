@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Key management for "RSA": gpursa's own key struct behind OpenSSL's keymgmt
  * dispatch. Generation and validation are delegated to the default provider

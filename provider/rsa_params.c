@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa: parameter handling shared by the RSA signature (rsa_sig.c) and
  * asymmetric cipher (rsa_enc.c) operations, so both read padding modes,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa: parameter handling the RSA operations share (signature and
  * asymmetric cipher). Each operation still decides which padding modes and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The seam of every raw RSA private-key operation. Padding code above calls
  * gpursa_rsa_private_raw, which routes it through queue/ (GPU, host backend

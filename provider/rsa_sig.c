@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa RSA signature: sign, verify, verify-recover, digest-sign and
  * digest-verify with the default provider's parameter names and semantics.

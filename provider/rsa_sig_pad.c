@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa signature padding: EMSA-PKCS1-v1_5, EMSA-PSS with MGF1, and the
  * DER AlgorithmIdentifiers of sha*WithRSAEncryption and RSASSA-PSS.

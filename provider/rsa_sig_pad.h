@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa signature padding: EMSA-PKCS1-v1_5 and EMSA-PSS encoding (RFC 8017
  * section 9) and the DER AlgorithmIdentifiers of the signature schemes.

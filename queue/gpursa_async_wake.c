@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Waking paused ASYNC jobs. One eventfd per ASYNC_WAIT_CTX, registered under
  * a key only gpursa uses, stable for the wait context's life (applications

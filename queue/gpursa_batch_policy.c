@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * When a batch flushes and where it goes. Each device's dispatcher thread
  * flushes a modulus size's pending list when it is full or its oldest

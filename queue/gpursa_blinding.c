@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Blinding pairs (r, r^-1 mod n) for a group of operations of one key, with
  * one modular inversion for the whole group.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Defaults of the configuration keys (DESIGN.md: Configuration). */
 #include <string.h>
 #include "queue/gpursa_queue.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * CPU workers: batches below the crossover, requests of failed batches and
  * requests of a device that is down run here, off the dispatcher and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The crossover (min_gpu_batch = -1): the smallest batch on which a device
  * costs less per item than the CPU, measured once per modulus size on each

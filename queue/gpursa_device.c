@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The life of one device in a runtime: open it and start its runner and
  * dispatcher threads, keep each key's copy on it, count its failures (loss,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Live metrics: a thread of the process writes gpursa's counters, gauges and
  * histograms in Prometheus' text exposition format (version 0.0.4) to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Blinding pairs (r, r^-1 mod n) made ahead: each runner keeps a pool per
  * key (GPURSA_POOL_KEYS, least recently used evicted), draws a batch's pairs

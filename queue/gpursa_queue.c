@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The queue's front: creation (cheap, opens nothing), the lazy per-process
  * runtime (restarted in a child after fork), and the private operation as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa queue/ layer: collects raw RSA private operations from many threads
  * and async jobs into batches for the gpu/ backends, with a CPU path for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Queue keys: a private copy of the two-prime material (the GPU copy is
  * uploaded from it lazily, per device, by the runner that first needs it),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Runner threads: each owns one slot, a batch in flight, with one reusable
  * gpu batch per modulus size and staging buffers grown to the largest batch

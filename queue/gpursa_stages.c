@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Stage times of GPU requests (gpursa_stages in gpursa_queue.h): log-linear
  * histograms in microseconds, 8 buckets per power of two (12.5 % steps),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The counters of gpursa_stats that more than one place updates: operations
  * by path and key size, batches by size. Relaxed atomics: each counter is

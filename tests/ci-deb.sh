@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package as an operator gets it: build it with dpkg-buildpackage from a copy of
 # the sources (build directories of the checkout stay out of it), check it with lintian,
 # install it with dpkg -i into a fresh Debian root made by debootstrap, add the .include

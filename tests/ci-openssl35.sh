@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Build gpursa against OpenSSL 3.5 and run its whole make check there: the CPU build
 # (--without-cuda) inside a Debian 13 (trixie) root made with debootstrap, whose
 # libssl-dev and openssl are 3.5.x. The host's own OpenSSL (3.0 on Debian 12) is what

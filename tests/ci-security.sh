@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Security CI: builds the source twice more, instrumented, and runs
 # the whole test suite in each, then fuzzes for a bounded time.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Install what building and testing gpursa needs on Debian/Ubuntu (run as root or with sudo).
 # clang with its sanitizer and libFuzzer runtimes, and gcc's (libasan, libtsan: part of
 # build-essential), are for tests/ci-security.sh; xxd is for the hostile-input CLI tests;

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Install dependencies, build gpursa and run the whole test suite (README's test command):
 # make check, then the security evidence of README's Security table (tests/ci-security.sh:
 # the suites again in an ASan+UBSan tree and in a TSan tree, and each libFuzzer harness

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Download (not install) the Debian packages bench/tls-handshake.sh --debs carries to a
 # machine without the servers: HAProxy, nginx, h2load, the openssl CLI and the libraries
 # they need that a CUDA image may lack. Run on Debian 12 (the versions the benchmark was

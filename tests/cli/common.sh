@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared by the tests/cli/*.sh scripts: environment, temp dir, cleanup,
 # timeouts and small checks. Source it: . "$(dirname "$0")/common.sh"
 # make check exports OPENSSL_MODULES, GPURSA_TOP_SRCDIR, GPURSA_TOP_BUILDDIR, OPENSSL.

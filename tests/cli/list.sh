@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # openssl list shows gpursa (name, version, build info, status) loaded from
 # conf/openssl.cnf and from -provider; a bad GPURSA_* value fails the load
 # with a gpursa error naming the key and the value.

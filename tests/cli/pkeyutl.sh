@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # openssl pkeyutl with conf/openssl.cnf: gpursa signs and the default
 # provider verifies (PKCS#1 v1.5 byte-identical to default's, PSS); default
 # signs and gpursa's side verifies; default encrypts and gpursa decrypts

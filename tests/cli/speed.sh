@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # openssl speed -provider gpursa -provider default rsa2048 runs, and the
 # stats line shows the private-key operations went through gpursa. The sign/s
 # figure is read with bench/speed-rates.awk, the parser of bench/run-speed.sh,

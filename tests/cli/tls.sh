@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # s_server with gpursa (conf/openssl.cnf) and s_client handshakes: TLS 1.3,
 # TLS 1.2 ECDHE-RSA and TLS 1.2 RSA key exchange. The server's stats line
 # shows its private-key operations went through gpursa.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Shared fuzz harness support (see fuzz_common.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Shared by the gpursa fuzz harnesses: library contexts with the build-tree
  * gpursa on a chosen backend, the committed fixed keys in both providers,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Fuzz the provider configuration: values for every gpursa key (and unknown
  * keys) through GPURSA_* environment variables, a generated openssl.cnf

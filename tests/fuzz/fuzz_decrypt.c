@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Fuzz RSA decryption through EVP with gpursa: every padding mode (none,
  * PKCS#1 v1.5 with and without implicit rejection, OAEP with any digests and

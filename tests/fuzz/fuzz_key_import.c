@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Fuzz key import into gpursa (EVP_PKEY_fromdata) with malformed and hostile
  * n, e, d, factors, exponents and coefficients (off by one, bit flips, zero,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Hostile OSSL_PARAM arrays for the harnesses (see fuzz_params.h).
  */

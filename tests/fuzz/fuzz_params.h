@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Fuzz-built OSSL_PARAM arrays with hostile values: any of a harness's
  * parameter names, given as any data type and size. Each value sits in its

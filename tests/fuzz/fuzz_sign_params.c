@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Fuzz RSA signing with gpursa under arbitrary OSSL_PARAM values: padding
  * mode, digest and MGF1 digest names, PSS salt length, property strings,

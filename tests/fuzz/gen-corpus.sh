@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Write the committed seed corpora of the fuzz harnesses (tests/fuzz/corpus/*)
 # from the committed test keys (tests/fuzz/keys) with the openssl CLI.
 # Seeds are small, valid-looking inputs in each harness's input format (see

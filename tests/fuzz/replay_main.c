@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Replays a fuzz harness over files, so `make check` runs every committed
  * seed and every crash regression through the same LLVMFuzzerTestOneInput

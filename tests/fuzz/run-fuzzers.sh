@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Run each libFuzzer harness for a bounded time from the committed seeds and
 # regression inputs; fail on any crash, sanitizer report, oracle abort, hang
 # (-timeout per input) or out-of-memory. New interesting inputs go to a work

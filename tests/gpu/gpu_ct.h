@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpu_ct.h - for the constant-time tests run under valgrind memcheck
  * (test_gpu_ct, test_gpu_coop_ct): memory marked secret is "undefined" to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* gpu_testutil.c - see gpu_testutil.h */
 #ifdef HAVE_CONFIG_H
 #include "config.h"

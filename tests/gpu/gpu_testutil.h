@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpu_testutil.h - GMP oracle helpers for the gpu/ tests: conversions
  * between mpz_t and limbs / big-endian bytes, edge-case generators, RSA key

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa_host_speed.c - host backend throughput probe: whole private
  * operations per CPU-second of one thread for each key size and variant,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_gpu_arith.c - the arithmetic of gpu/gpursa_mont.h against GMP for
  * every limb count gpursa uses and both variants: multiplication, squaring,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_gpu_coop.c - the COOP kernel's algorithm (gpu/gpursa_coop.h), run on
  * the host by an emulated warp, against GMP.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Constant-time test of the COOP kernel's code (gpu/gpursa_coop.h, 32-bit and
 # FP64 limbs) on the emulated warp: test_gpu_coop.c built with
 # -DGPURSA_COOP_CT, run by test_gpu_ct.sh under valgrind memcheck; RSA-2048's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Constant-time test of the 32-bit COOP kernels' code (gpu/gpursa_coop.h without
 # GPURSA_COOP_FP) on the emulated warp: a whole item in the shapes of kernels_2048n.cu
 # (2 limbs a lane, RSA-2048's loads up to 1,024 items) and kernels_4096.cu (4 limbs a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_gpu_ct.c - constant-time check of the host build of the kernel
  * arithmetic, meant to run under valgrind memcheck (test_gpu_ct.sh).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Constant-time test: the host build of the kernel arithmetic under valgrind
 # memcheck with the secrets marked undefined (test_gpu_ct.c).  Any branch or
 # memory address that depends on a secret is a memcheck error, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_gpu_fx.cc - the one- and two-thread private-operation kernels of
  * gpu/kernels_rsa.cuh (gpursa_fx1_kernel: IMAD and XMAD, one thread per

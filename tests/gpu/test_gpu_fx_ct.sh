@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Constant-time test of the one- and two-thread kernels (gpu/kernels_rsa.cuh): IMAD, XMAD
 # and FAST (what `variant = auto` runs for RSA-1024 on H100/H200) at RSA-1024 and 2048, one
 # item each, test_gpu_fx.cc built with -DGPURSA_FX_CT and run by test_gpu_ct.sh under

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_gpu_rsa.c - the whole blinded CRT private operation against GMP.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared by the tests/provider/*_cli.sh scripts (source it): skip without the
 # build-tree module, a temp dir to work in, the provider options and fail().
 OPENSSL=${OPENSSL:-openssl}

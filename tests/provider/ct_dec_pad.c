@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Constant-time check of the decryption decoders under valgrind memcheck.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Implicit-rejection test vectors for PKCS#1 v1.5 decryption, published with
  * draft-irtf-cfrg-rsa-guidance and in OpenSSL's test data

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * RSA decryption through gpursa, through EVP only, cross-checked against
  * OpenSSL's default provider: default encrypts and gpursa decrypts to the

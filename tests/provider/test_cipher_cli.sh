@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # RSA decryption through the openssl CLI with the build-tree gpursa module:
 # the default provider encrypts (pkeyutl -encrypt) and gpursa decrypts to the
 # same bytes, and the reverse, for PKCS#1 v1.5, OAEP (digests, MGF1 digest,

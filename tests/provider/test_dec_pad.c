@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unit tests of the constant-time decryption decoders (provider/rsa_dec_pad.c),
  * called directly on hand-built encoded blocks. The decoder file is compiled

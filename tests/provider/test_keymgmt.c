@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpursa RSA key management through EVP: import/export round trips, bad
  * keys refused with gpursa errors, multi-prime keys, match/eq against the

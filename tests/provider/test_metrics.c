@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Live metrics (metrics_file, metrics_interval_ms) through the built module:
  * the file exists once gpursa is loaded and is valid Prometheus text

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The gpursa provider itself: its parameters (name, version, build info,
  * status, backend, stats counters), the stats line at unload, configuration

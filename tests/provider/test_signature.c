@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * RSA signatures through gpursa, through EVP only, cross-checked against
  * OpenSSL's default provider: gpursa signs and default verifies and the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # RSA signatures through the openssl CLI with the build-tree gpursa module:
 # pkeyutl and dgst sign through gpursa and the default provider verifies,
 # and the reverse; PKCS#1 v1.5 and salt-0 PSS signatures are byte-identical

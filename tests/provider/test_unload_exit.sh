@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The process exits cleanly after signing through gpursa's queue and unloading the
 # provider (unload_exit.c says why); with the host backend, so that the queue starts.
 prog=./unload_exit

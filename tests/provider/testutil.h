@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers for the provider suites: a library context with the default
  * provider and the build-tree gpursa, and keys in either provider. */
 #ifndef GPURSA_TESTUTIL_H

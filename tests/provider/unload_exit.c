@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * unload_exit: sign through gpursa (so that the queue, its threads and its
  * exit handler start), unload the provider and its library context, then

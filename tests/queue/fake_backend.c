@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The fake backend (see fake_backend.h). */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A fake gpu/ backend for the queue tests: it computes each item with
  * OpenSSL BN exactly as the interface specifies (blinded CRT, unblinding with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # openssl speed through gpursa on the host backend with 64 async jobs must
 # form batches larger than one (the stats line printed at unload shows it).
 : "${OPENSSL:=openssl}"

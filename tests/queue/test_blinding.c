@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The blinding pairs of queue/gpursa_blinding.c (gpursa_blind_batch), checked
  * with BN independently of the code under test: every r in [1, n), r * rinv

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Processes: the parent loads gpursa (host backend) and signs, which starts
  * the queue's threads; children forked then sign too, on their own

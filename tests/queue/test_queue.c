@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Queue tests against a fake backend (deterministic timing and failures) and
  * the real host backend. Every result is checked (out^e == in mod n), and

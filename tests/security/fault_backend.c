@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Fault-injecting wrapper around a real gpu/ backend (see fault_backend.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A fault-injecting wrapper around a real gpu/ backend (the host backend in
  * CI, CUDA on a GPU machine). It changes what the device computes, not what

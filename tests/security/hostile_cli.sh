@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Hostile input through the openssl CLI (pkeyutl) on every backend: ciphertexts
 # shorter and longer than the modulus, equal to and above n, all zeros and all
 # ones, nonsense and absurd parameters. Each must end in an error exit with an

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared by the security shell tests (sourced). Runs the openssl CLI with
 # gpursa preferred, checks each hostile case ends in an error exit with an
 # OpenSSL error, and never in a crash, a hang, a sanitizer report or a

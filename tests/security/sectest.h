@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Helpers for the security suites: gpursa loaded on each backend this
  * machine has (cpu and host always, cuda with a GPU), keys from the default

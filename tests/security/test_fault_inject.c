@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Fault injection through the queue with the real host backend wrapped by
  * fault_backend.c: wrong device results (a corrupted unblinding factor, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Hostile input through EVP on every backend (cpu, host, cuda with a GPU):
  * ciphertexts shorter or longer than the modulus, equal to or above n, all

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Lifecycle: gpursa is torn down (its GPURSA_STATS=1 line printed, its
  * child libctx, queue and keys freed) when the application lets go of its

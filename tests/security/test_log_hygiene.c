@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Log hygiene: with log_level 3 (debug) and GPURSA_STATS=1, run key import,
  * signing, every decryption mode (valid and invalid ciphertexts, so the

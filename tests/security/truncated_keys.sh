@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Truncated and corrupted private keys through the openssl CLI on every
 # backend. A key file cut at any point (PEM and DER, PKCS#8 and PKCS#1) must
 # give an error exit with an OpenSSL error, never a crash or a hang. A key

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/tls/common.sh: sourced (bash) by the server tests in this folder.
 #
 # Starts HAProxy or nginx from the templates in conf/ on a free loopback port with a fresh

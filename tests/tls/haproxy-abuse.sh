@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # haproxy with gpursa survives clients that hang up mid-handshake or send garbage, and leaks
 # no fds or memory over many handshakes (thresholds in common.sh).
 . "${srcdir:-$(dirname "$0")}/common.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # HAProxy with gpursa stops cleanly while handshakes with async operations are in flight:
 # soft-stop (SIGUSR1), soft-stop ended by hard-stop-after, and SIGTERM, which HAProxy
 # (not in master-worker mode) leaves to the kernel's default action: status 143.

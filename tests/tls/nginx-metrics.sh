@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # nginx with gpursa's live metrics: the master and each worker (forked after gpursa loaded)
 # write their own metrics file, valid while the server runs, counting handshakes under load;
 # each process removes its file when it exits.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # nginx with gpursa stops cleanly, graceful (SIGQUIT) and fast (SIGTERM), while its
 # workers are in the middle of handshakes.
 . "${srcdir:-$(dirname "$0")}/common.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Misbehaving TLS clients for the server tests: hang up mid-handshake, reset, send garbage.
 
 Usage: tls-abuse.py PORT [ROUNDS [THREADS]]
