@@ -6,7 +6,8 @@
 #
 #   bench/run-speed.sh [rsa2048|rsa3072|rsa4096 ...]
 # Environment: SECONDS_PER_TEST (default 5), ASYNC_JOBS (default 64), MULTI (default 1),
-#   GPURSA_BACKEND and the other GPURSA_* keys (see README), SKIP_DEPS=1, SKIP_BUILD=1.
+#   GPURSA_BACKEND and the other GPURSA_* keys (see README), GPURSA_CONFIGURE_FLAGS (default:
+#   the CUDA kernels for the GPU present only, or none without a GPU), SKIP_DEPS=1, SKIP_BUILD=1.
 set -e
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -15,11 +16,24 @@ secs=${SECONDS_PER_TEST:-5}
 jobs=${ASYNC_JOBS:-64}
 multi=${MULTI:-1}
 
-[ -n "$SKIP_DEPS" ] || tests/install-deps.sh
+[ -n "$SKIP_DEPS" ] || tests/install-deps.sh --build
 if [ -z "$SKIP_BUILD" ]; then
+    # Build only what this machine runs: the CUDA kernels for the compute capability of
+    # the GPU present (from the driver), none without a GPU (the comparison then runs on
+    # the CPU fallback, as its summary says). GPURSA_CONFIGURE_FLAGS, when set (even
+    # empty), goes to configure as it is.
+    if [ -z "${GPURSA_CONFIGURE_FLAGS+set}" ]; then
+        cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
+        case "$cap" in
+        [1-9][0-9] | [1-9][0-9][0-9]) GPURSA_CONFIGURE_FLAGS="--with-cuda-arch=$cap"
+            echo "run-speed: GPU of compute capability $cap: building its CUDA kernels only" ;;
+        *) GPURSA_CONFIGURE_FLAGS="--without-cuda"
+            echo "run-speed: no NVIDIA GPU: building without the CUDA backend (gpursa runs on its CPU fallback)" ;;
+        esac
+    fi
     ./autogen.sh >/dev/null
     mkdir -p _build
-    (cd _build && ../configure -q ${GPURSA_CONFIGURE_FLAGS:-} && make -s -j"$(nproc)")
+    (cd _build && ../configure -q $GPURSA_CONFIGURE_FLAGS && make -s -j"$(nproc)")
 fi
 export OPENSSL_MODULES="$top/_build/provider/.libs"
 unset OPENSSL_CONF

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Install what building and testing gpursa needs on Debian/Ubuntu (run as root or with sudo).
+# Install what building and testing gpursa needs on Debian/Ubuntu (run as root or with sudo);
+# with --build, only what building it needs.
 # clang with its sanitizer and libFuzzer runtimes, and gcc's (libasan, libtsan: part of
 # build-essential), are for tests/ci-security.sh; xxd is for the hostile-input CLI tests;
 # debootstrap makes the Debian 13 root in which tests/ci-openssl35.sh tests OpenSSL 3.5.
@@ -30,6 +31,12 @@ apt_get() {
 }
 
 apt_get update -q
+# --build: only what building gpursa and bench/run-speed.sh need (the quick start's main job).
+if [ "${1:-}" = --build ]; then
+    apt_get install -y -q --no-install-recommends \
+      build-essential autoconf automake libtool pkg-config libssl-dev openssl ca-certificates
+    exit 0
+fi
 # Debian 12 ships clang's runtimes (libclang_rt.asan, .fuzzer, ...) in libclang-rt-dev;
 # Ubuntu 22.04 has them in clang's own dependencies and no such package.
 rt=""
