@@ -20,7 +20,7 @@
  * others' kernels (the provider's queue keeps up to 16 a device: README,
  * device_batches); with two, RSA-2048 at 65,536 items runs slower on an H100
  * though its kernel alone and this thread's time per batch do not change
- * (bench/HISTORY.md).
+ * (doc/design.md, "What bounds each kernel now").
  * ops/s is items over wall time, and host_ms what this thread spends per
  * batch between a batch's wait and the next submit (checking, refilling,
  * staging). The kernel and transfer times (CUDA events, from the backend)

@@ -3,8 +3,8 @@
  * bench/pipe-probe.cu - how many 32x32-bit integer products (IMAD lo + IMAD.HI)
  * and how many FP64 fused multiply-adds (DFMA) the GPU issues per second, each
  * alone and both in one kernel, to see whether the FP64 pipe adds to the
- * integer one. A probe for kernel design (doc/performance-notes.md,
- * "Kernels"), not part of the provider.
+ * integer one. A probe for kernel design (doc/design.md, "Why FP64 limbs"),
+ * not part of the provider.
  *
  *   nvcc -O3 -arch=sm_90 -o pipe-probe bench/pipe-probe.cu && ./pipe-probe
  *

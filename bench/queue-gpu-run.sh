@@ -81,7 +81,7 @@ else
 fi
 # The open-loop points (d) may run more jobs than the closed loop that finds the peak: an
 # arrival that finds its thread's jobs busy waits in gpursa-latency's own FIFO, so near the
-# peak too few jobs measure the client (doc/performance-notes.md, "The tail near the peak")
+# peak too few jobs measure the client (doc/design.md, "What the queue's settings rest on")
 lt_load_jobs=${QB_LT_LOAD_JOBS:-$lt_jobs}
 budget=${QB_BUDGET:-450}
 export GPURSA_BACKEND OPENSSL_MODULES=$build/provider/.libs

@@ -180,8 +180,8 @@ static int gpursa_cuda_size_index(int bits)
 
 /* The variant a device runs for one modulus size when the caller leaves it
  * to us: the two-pass algorithm where the multiplier is 16 bits wide (before
- * sm_70); on Hopper what measured fastest there (doc/performance-notes.md,
- * "Kernels"): COOP for 2048, 3072 and 4096 (lower latency at every batch
+ * sm_70); on Hopper what measured fastest there (doc/design.md, "Why the
+ * kernels are shaped as they are"): COOP for 2048, 3072 and 4096 (lower latency at every batch
  * size and the higher peak; its FP64-limb kernels run the heavier loads,
  * where FP64 is full rate), FAST for 1024 (faster at every size there).
  * sm_80 (A100, full-rate FP64 like Hopper) runs COOP too, not measured;
@@ -253,7 +253,8 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
      * kernel for every load, however light this process's own: with many
      * processes keeping the device busy, the widest lanes do the same
      * signatures with fewer instructions and less power than the narrow
-     * ones that suit a lone light batch (doc/performance-notes.md, "Several processes under MPS").
+     * ones that suit a lone light batch (doc/design.md, "Why the kernels are
+     * shaped as they are").
      * A driver that does not know the attribute answers an error: not
      * shared. */
     {
@@ -278,8 +279,8 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
      * loading (the default since CUDA 12.2) a kernel's first launch loads it,
      * which can wait for kernels running on other streams: a queue that first
      * needs its 1,025-item kernel under load stalls every batch in flight
-     * (on an H100, most of the latency tail at light load; doc/performance-notes.md,
-     * "The latency tail"). A function's attributes query loads it. */
+     * (on an H100, most of the latency tail at light load; doc/design.md,
+     * "What the queue's settings rest on"). A function's attributes query loads it. */
     {
         static const int sizes[4] = {1024, 2048, 3072, 4096};
         for (int i = 0; i < 4; i++)

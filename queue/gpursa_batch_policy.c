@@ -122,7 +122,7 @@ static int gpursa_flush(gpursa_dev *d, int c)
  * returns. A process whose own load fills 512-item batches must not be held
  * to two: each runner blinds its own batch, and two runners cannot keep
  * such batches coming. An explicit device_batches is a plain limit, full
- * batches included. Figures: doc/performance-notes.md, "Batches in flight".
+ * batches included. Figures: doc/design.md, "What the queue's settings rest on".
  */
 void gpursa_dev_set_max_busy(gpursa_dev *d)
 {
@@ -169,7 +169,7 @@ static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now);
  * How long: waves come every few ms, so a short hold misses many; a long
  * one lengthens the round trip of the requests held, which costs a closed
  * loop throughput. Eight deadlines frees most of the cores for little
- * throughput (doc/performance-notes.md, "Small batches wait for company").
+ * throughput (doc/design.md, "What the queue's settings rest on").
  */
 #define GPURSA_HOLD_WAITS 8u
 static int gpursa_class_waits_for_company(gpursa_dev *d, int cls)
@@ -296,7 +296,8 @@ static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now)
     /* cpu_fallback=never: likewise. (auto decides only where a small batch
      * goes, in gpursa_flush: a lone caller computing inline uses its own
      * thread, which would otherwise block for a whole kernel; nginx's
-     * workers are such callers, doc/performance-notes.md, "nginx") */
+     * workers are such callers, doc/design.md, "What the queue's settings
+     * rest on") */
     if (xo != INT_MAX && d->rt->q->cfg.cpu_fallback == GPURSA_CPU_FALLBACK_NEVER)
         return 1;
     /* A small batch held for company has that much longer (see

@@ -22,7 +22,7 @@
  * The multiplication is ours, on fixed-size limb arrays, constant time (fixed
  * loops, the final subtraction by mask): slower than OpenSSL's assembly,
  * but it spares the BIGNUM conversions and their costly constant-time byte
- * loops (doc/performance-notes.md, "Blinding pairs"). Only the inversion
+ * loops (doc/design.md, "What the queue's settings rest on"). Only the inversion
  * goes through BN (BN_FLG_CONSTTIME).
  */
 #include <limits.h>

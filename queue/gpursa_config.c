@@ -10,7 +10,7 @@ void gpursa_config_defaults(gpursa_config *cfg)
     strcpy(cfg->devices, "all");
     cfg->max_batch = 8192;
     cfg->min_gpu_batch = -1;      /* measured at start-up */
-    cfg->max_wait_us = 500;       /* kernels of a few ms: longer is latency (doc/performance-notes.md) */
+    cfg->max_wait_us = 500;       /* kernels of a few ms: longer is latency (doc/design.md) */
     cfg->max_inflight = 65536;
     cfg->log_level = 1;
     cfg->variant = GPURSA_VARIANT_AUTO;

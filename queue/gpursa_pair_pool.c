@@ -140,7 +140,7 @@ int gpursa_slot_pairs(gpursa_slot *s, gpursa_queue_key *k, size_t m,
  * Each chunk pays one constant-time inversion, so small chunks make the
  * inversion a large part of a pair's cost; 512 pairs keep it small while a
  * chunk stays shorter than a kernel, so answers wait at most about one
- * chunk (doc/performance-notes.md, "Blinding pairs").
+ * chunk (doc/design.md, "What the queue's settings rest on").
  */
 #define GPURSA_TOPUP_CHUNK 512
 void gpursa_slot_topup(gpursa_slot *s, size_t n, gpursa_gpu_batch *batch)

@@ -418,7 +418,7 @@ static gpursa_qrt *gpursa_rt_start(gpursa_queue *q, unsigned gen)
      * for 1 to 2,048 RSA-2048 items, so concurrent small batches cost the
      * GPU nothing, and with max_wait_us 500 a busy process flushes a batch
      * every millisecond or so, more than eight runners keep up with
-     * (doc/performance-notes.md, "Batches in flight"). */
+     * (doc/design.md, "What the queue's settings rest on"). */
     nslots = host ? 2 : GPURSA_MAX_DEVICE_BATCHES;
     for (int i = 0; i < nidx; i++)
         if (gpursa_dev_start(rt, &rt->dev[rt->ndev], idx[i], nslots))

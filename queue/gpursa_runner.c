@@ -79,8 +79,8 @@ void gpursa_slot_release(gpursa_slot *s)
  * buffers come from cudaHostAlloc / cudaMalloc, which hold up the device's
  * other CUDA calls (other runners' launches and waits) while they run, so
  * one made under load, when a sixteenth runner first gets work, would stall
- * the batches in flight and set the latency tail (doc/performance-notes.md,
- * "The latency tail"). The memory is what a
+ * the batches in flight and set the latency tail (doc/design.md, "What the
+ * queue's settings rest on"). The memory is what a
  * busy process would take anyway: nslots batches of max_batch items per
  * modulus size used. A slot whose batch could not be made tries again at
  * its own next batch.

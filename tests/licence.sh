@@ -28,7 +28,7 @@ fi
 n=0
 for f in $list; do
     case "$f" in
-        bench/history/*|bench/results/*|tests/fuzz/corpus/*|tests/fuzz/regress/*) continue ;;
+        bench/results/*|tests/fuzz/corpus/*|tests/fuzz/regress/*) continue ;;
         *.c|*.h|*.cu|*.cuh|*.cc|*.sh|*.py|*.am|configure.ac|*.cnf|*.cfg|*.conf|*.awk|*.gp|*.supp) ;;
         .ci/run|debian/rules|autogen.sh) ;;
         *) continue ;;
