@@ -4,7 +4,7 @@
 #
 # Runs, in one go, on a machine with an NVIDIA GPU: the gpu/ test suite
 # against the CUDA backend, a look at the kernels' machine code (instruction
-# counts per Montgomery multiplication, for doc/performance-notes.md), gpursa-bench sweeps
+# counts per Montgomery multiplication, for doc/design.md), gpursa-bench sweeps
 # of throughput against batch size for every variant, the OpenSSL default
 # provider on all cores of the same host (inside gpursa-bench), device memory
 # at a batch of 1,000,000 RSA-2048 items, and the plot. Results: OUTDIR/
@@ -17,9 +17,9 @@
 #
 # The GPU machine may lack Check, GMP headers and libtool: build on another
 # machine (configure --with-cuda-arch="... 90"; make; make -C tests/gpu
-# check TESTS=) and carry the build tree (GPURSA_BUILD, default _devbuild)
-# and the shared libraries it lacks (GPURSA_CARRY/lib, default _devcarry/lib,
-# e.g. libsubunit.so.0). Without a build tree the script builds in place
+# check TESTS=) and copy the build tree (GPURSA_BUILD, default _devbuild)
+# and the shared libraries the GPU machine lacks (GPURSA_CARRY/lib, default
+# _devlibs/lib, e.g. libsubunit.so.0) to it. Without a build tree the script builds in place
 # when it can (autotools, libtool and Check present).
 #
 # Modes: quick  tests, RSA-2048 sweep of every variant to 2^18, the other
@@ -31,7 +31,7 @@ out=${1:?usage: bench/gpu-run.sh OUTDIR [quick|full|tests]}
 mode=${2:-quick}
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${GPURSA_BUILD:-$top/_devbuild}
-carry=${GPURSA_CARRY:-$top/_devcarry}
+carry=${GPURSA_CARRY:-$top/_devlibs}
 secs=${GPURSA_BENCH_SECONDS:-}
 [ -n "$secs" ] || { [ "$mode" = quick ] && secs=1 || secs=0.5; }
 mkdir -p "$out"
@@ -68,7 +68,7 @@ grep '^not ok' "$out/tests.log" | head -5 | tee -a "$summary"
 [ "$mode" = tests ] && exit $rc_tests
 
 # ---- machine code: the SASS of the RSA-2048 kernels (sm_90) ---------------------------
-# counted afterwards (doc/performance-notes.md: instructions per Montgomery operation)
+# counted afterwards (doc/design.md: instructions per Montgomery operation)
 if command -v cuobjdump >/dev/null 2>&1; then
     cuobjdump -sass "$build/gpu/.libs/kernels_2048.o" 2>&1 | gzip -9 > "$out/sass_2048.txt.gz"
     say "sass: $(gzip -dc "$out/sass_2048.txt.gz" | grep -c 'Function :') functions dumped"

@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # bench/kernel-ab.sh OUTDIR NAME=BUILD [NAME=BUILD ...] - kernel builds against one another
-# in one call on a GPU machine, alternating, as bench/HISTORY.md's "(per change)" sections
-# measure them.
+# on one GPU machine, in alternating rounds, so that every build sees the same host and
+# device state (doc/design.md, "Why the kernels are shaped as they are").
 #
 # Each BUILD is a build tree (or a folder laid out like one) holding bench/gpursa-bench, for
 # the tests tests/gpu/test_gpu_rsa, and COMMIT (make writes it: the tree's commit); the
@@ -11,7 +11,7 @@
 #            that has it
 #   rates    gpursa-bench --bits AB_BITS --batch AB_BATCH --seconds AB_SECONDS --no-cpu,
 #            AB_ROUNDS rounds, each round every build in turn (the reference's first run of
-#            the call and its last measure the default provider as well)
+#            the script and its last measure the default provider as well)
 #   extra    AB_EXTRA: "65536" adds a --batch 65536 run of every build, "lone" a --batch 1
 #            --inflight 1 run (the kernel time of a lone batch), "sweep" a sweep to 65,536
 #            items of the last build, "mem" the device memory of a 1,000,000-item RSA-2048
@@ -19,14 +19,14 @@
 #   nvidia-smi every 0.5 s throughout (power, SM clock)
 # Outputs in OUTDIR: summary.txt (the machine, the tests, and per key size and build the
 # range of ops/s and its ratio to the reference's range), bench.csv (every run; the
-# variant column says build, call time and run), sweep.csv, smi.csv, tests.log, bench.log.
+# variant column says build, start time and run), sweep.csv, smi.csv, tests.log, bench.log.
 #
 # Settings (environment): AB_BITS (2048,3072,4096), AB_BATCH (16384), AB_SECONDS (3),
 # AB_ROUNDS (3), AB_EXTRA ("65536 lone"), AB_TESTS (1; 0 leaves the tests out), AB_BACKEND
 # (cuda; host runs the script without a GPU, for a test of the script itself), AB_LIB (a
 # folder of shared libraries the GPU machine lacks, such as libsubunit.so.0 for the tests).
 # A round of three key sizes takes about 30 s a build: keep builds x rounds within the
-# call's time. A NAME is letters, digits and '_' (it names a shell variable).
+# time the GPU machine is available. A NAME is letters, digits and '_' (it names a shell variable).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: bench/kernel-ab.sh OUTDIR NAME=BUILD [NAME=BUILD ...]}

@@ -27,7 +27,7 @@ TABLE
 [ "$(rates "$TMP/t35" | tr '\n' ' ')" = "2048 1296.2 " ] ||
     fail "OpenSSL 3.5 table read as: $(rates "$TMP/t35")"
 
-# The command of the issue, plus conf/openssl.cnf for ?provider=gpursa.
+# Plain `openssl speed rsa2048` with gpursa loaded, plus conf/openssl.cnf for ?provider=gpursa.
 GPURSA_STATS=1 ossl speed -seconds 1 -provider gpursa -provider default rsa2048 \
     > "$TMP/out" 2> "$TMP/err" || { cat "$TMP/out" "$TMP/err"; fail "openssl speed"; }
 signs=$(rates "$TMP/out" | sed -n 's/^2048 //p')

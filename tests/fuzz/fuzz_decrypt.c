@@ -177,7 +177,8 @@ static void check_case(const decrypt_case *c)
         fz_fail("decrypt wrote %zu bytes into a %zu-byte buffer", glen, gsize);
     ERR_clear_error();
 
-    /* The rule: a ciphertext that is not exactly k bytes is an error. */
+    /* As RFC 8017's decryption schemes require: a ciphertext that is not
+     * exactly k bytes is an error. */
     if (c->ct_len != k) {
         if (g_ok)
             fz_fail("accepted a %zu-byte ciphertext for a %zu-byte key", c->ct_len, k);

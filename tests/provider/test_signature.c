@@ -1183,7 +1183,7 @@ static const char *const sigalgs[][2] = {
 };
 
 /* Signs |msg| (or, message == 0, its digest |tbs|) with composite |alg| in
- * gpursa (gp) or default, in one call or, streaming, in two updates. */
+ * gpursa (gp) or default, in a single call or, streaming, in two updates. */
 static size_t alg_sign(const TKEY *k, int gp, const char *alg, int message, int streaming,
                        const unsigned char *in, size_t inlen, unsigned char *sig)
 {
