@@ -756,20 +756,6 @@ static int gpursa_cuda_same_bytes(const unsigned char *a, const unsigned char *b
     return d == 0;
 }
 
-/* An item's status from its device status word, failing closed: OK only for
- * the word the unblinding stage writes after its checks, and only when the
- * input it checked against is the caller's (echo_same); BADINPUT only as
- * the blinding stage reported it on the caller's input; any other word
- * (the preset, one no stage wrote, a corrupted one) is a fault. */
-static int gpursa_cuda_item_status(uint32_t word, int echo_same)
-{
-    if (!echo_same)
-        return GPURSA_ITEM_FAULT;               /* checked against a corrupted input */
-    if (word == GPURSA_DEV_ST_OK)
-        return GPURSA_ITEM_OK;
-    return word == GPURSA_DEV_ST_BADINPUT ? GPURSA_ITEM_BADINPUT : GPURSA_ITEM_FAULT;
-}
-
 static int gpursa_cuda_batch_wait(gpursa_gpu_batch *b)
 {
     size_t i, nb, n;

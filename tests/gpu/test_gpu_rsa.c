@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gpu/gpursa_cuda_load.h"
+#include "gpu/gpursa_cuda_status.h"
 #include "gpu/gpursa_keyconv.h"
 #include "gpu/gpursa_rsa_op.h"
 #include "tests/gpu/gpu_testutil.h"
@@ -740,6 +741,37 @@ START_TEST(test_cuda_fp64_override)
 }
 END_TEST
 
+/* The CUDA backend's status words fail closed: OK only for the word the
+ * unblinding stage writes, and only with the echo equal to the caller's
+ * input; BADINPUT as the blinding stage writes it; the preset (what the
+ * backend's byte memset gives), zeroed memory, the blinding stage's word,
+ * the item statuses' own values and random words: FAULT. */
+START_TEST(test_cuda_status_word_fails_closed)
+{
+    uint32_t preset;
+    memset(&preset, GPURSA_DEV_ST_PRESET_BYTE, sizeof(preset));
+    ck_assert_uint_eq(preset, GPURSA_DEV_ST_PRESET);
+    ck_assert_int_eq(gpursa_cuda_item_status(GPURSA_DEV_ST_OK, 1), GPURSA_ITEM_OK);
+    ck_assert_int_eq(gpursa_cuda_item_status(GPURSA_DEV_ST_OK, 0), GPURSA_ITEM_FAULT);
+    ck_assert_int_eq(gpursa_cuda_item_status(GPURSA_DEV_ST_BADINPUT, 1), GPURSA_ITEM_BADINPUT);
+    ck_assert_int_eq(gpursa_cuda_item_status(GPURSA_DEV_ST_BADINPUT, 0), GPURSA_ITEM_FAULT);
+    const uint32_t faults[] = {preset, 0, GPURSA_DEV_ST_BLINDED, (uint32_t)GPURSA_ITEM_OK,
+                               (uint32_t)GPURSA_ITEM_FAULT, (uint32_t)GPURSA_ITEM_BADINPUT,
+                               (uint32_t)GPURSA_ITEM_PENDING, 0xffffffffu, GPURSA_DEV_ST_OK ^ 1u,
+                               GPURSA_DEV_ST_OK ^ 0x80000000u, GPURSA_DEV_ST_BADINPUT ^ 0x100u};
+    for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+        for (int echo = 0; echo < 2; echo++)
+            ck_assert_msg(gpursa_cuda_item_status(faults[i], echo) == GPURSA_ITEM_FAULT, "word %#x, echo %d",
+                          (unsigned)faults[i], echo);
+    for (int i = 0; i < 1000; i++) {
+        uint32_t w = (uint32_t)gmp_urandomb_ui(gt_rand, 32);
+        int want = w == GPURSA_DEV_ST_OK ? GPURSA_ITEM_OK
+                   : w == GPURSA_DEV_ST_BADINPUT ? GPURSA_ITEM_BADINPUT : GPURSA_ITEM_FAULT;
+        ck_assert_int_eq(gpursa_cuda_item_status(w, 1), want);
+    }
+}
+END_TEST
+
 static Suite *make_rsa_op_suite(void)
 {
     Suite *s = suite_create("gpu_rsa_op");
@@ -754,6 +786,7 @@ static Suite *make_rsa_op_suite(void)
     tcase_add_test(tc, test_names_and_strings);
     tcase_add_test(tc, test_cuda_load_by_sms);
     tcase_add_test(tc, test_cuda_fp64_override);
+    tcase_add_test(tc, test_cuda_status_word_fails_closed);
     suite_add_tcase(s, tc);
     return s;
 }
