@@ -59,14 +59,16 @@ struct gpursa_gpu_batch {
     uint32_t counted;                        /* items this batch adds to dev->inflight */
     cudaStream_t stream;
     cudaEvent_t ev_start, ev_in, ev_kernel, ev_done;
-    /* pinned host staging: [in | r | rinv] bytes, then key pointers; out bytes, status */
+    /* pinned host staging: [in | r | rinv] bytes, then key pointers; out bytes, status
+     * words (GPURSA_DEV_ST_*) */
     unsigned char *h_in;                     /* 3 * nbytes * max_items */
     const void **h_keys;
     unsigned char *h_out;                    /* 2 * nbytes * max_items: out, then the input echo */
     int32_t *h_status;
     /* device: the byte staging (reused for out bytes), limb arrays, keys, status */
     unsigned char *d_bytes;
-    uint32_t *d_limbs;                       /* in, r, rinv, out: 4 arrays of words*stride */
+    uint32_t *d_limbs;                       /* in, r, rinv, out: 4 arrays of words*stride;
+                                              * the blinding stage overwrites r with c r^e */
     const void **d_keys;
     int32_t *d_status;
     gpursa_gpu_item *items;                  /* the submitted batch, until wait */
@@ -166,11 +168,12 @@ static int gpursa_cuda_device_count(int *count)
     return GPURSA_GPU_OK;
 }
 
-/* Sizes and variants built into this binary: launching with a zero count
- * answers cudaErrorInvalidValue for a combination that is not. */
+/* Sizes and variants built into this binary and loadable on the current
+ * device: the CRT kernel and the modulus-n stages around it (a batch runs
+ * all three). */
 static int gpursa_cuda_has(int bits, gpursa_variant v)
 {
-    return gpursa_cuda_kernel_regs(bits, v) > 0;
+    return gpursa_cuda_kernel_regs(bits, v) > 0 && gpursa_cuda_nstage_regs(bits) > 0;
 }
 
 static int gpursa_cuda_size_index(int bits)
@@ -283,8 +286,10 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
      * "What the queue's settings rest on"). A function's attributes query loads it. */
     {
         static const int sizes[4] = {1024, 2048, 3072, 4096};
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 4; i++) {
             (void)gpursa_cuda_kernel_regs(sizes[i], dev->by_size[i]);
+            (void)gpursa_cuda_nstage_regs(sizes[i]);
+        }
         (void)gpursa_cuda_regs_2048_narrow();
         /* An FP64 kernel that does not load on this device, or may not have
          * its shared memory here (its query raises the limit above 48 KB),
@@ -466,6 +471,16 @@ int gpursa_cuda_debug_read_key(const gpursa_gpu_key *key, void *out, size_t cap,
     return gpursa_cuda_debug_read(key->dkey, key->size, out, cap, len);
 }
 
+/* Fault injection (gpursa_cuda_debug.h): the items every later batch's
+ * unblinding stage leaves unwritten or corrupts; -1: none. */
+static int gpursa_cuda_fault_skip = -1, gpursa_cuda_fault_corrupt = -1;
+
+void gpursa_cuda_debug_fault_items(int skip, int corrupt)
+{
+    __atomic_store_n(&gpursa_cuda_fault_skip, skip < 0 ? -1 : skip, __ATOMIC_RELAXED);
+    __atomic_store_n(&gpursa_cuda_fault_corrupt, corrupt < 0 ? -1 : corrupt, __ATOMIC_RELAXED);
+}
+
 /* ---- batches ------------------------------------------------------------------ */
 
 static size_t gpursa_cuda_words(const gpursa_gpu_batch *b)
@@ -619,12 +634,17 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
         e = gpursa_cuda_pack(b->d_bytes + nb, 3 * nb, d_r, (uint32_t)nb, (uint32_t)n, (uint32_t)stride, b->stream);
     if (e == cudaSuccess)
         e = gpursa_cuda_pack(b->d_bytes + 2 * nb, 3 * nb, d_rinv, (uint32_t)nb, (uint32_t)n, (uint32_t)stride, b->stream);
+    /* Every status word starts as a fault, on every launch: only the
+     * unblinding stage writes OK, so an item that no kernel finished (or a
+     * word left from an earlier batch) never reads as OK. */
+    if (e == cudaSuccess)
+        e = cudaMemsetAsync(b->d_status, GPURSA_DEV_ST_PRESET_BYTE, sizeof(int32_t) * n, b->stream);
     if (e == cudaSuccess) {
         a.keys = b->d_keys;
         a.in = d_in;
         a.r = d_r;
         a.rinv = d_rinv;
-        a.out = d_out;
+        a.out = d_r;                          /* c r^e mod n over r, which is read first */
         a.status = b->d_status;
         a.count = (uint32_t)n;
         a.stride = (uint32_t)stride;
@@ -633,19 +653,33 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
         a.load = gpursa_cuda_load(busy + (uint32_t)n, dev->sm_count);
         a.shared = (uint32_t)dev->shared;
         a.fp64 = (uint32_t)dev->fp64;
+        a.test_skip = __atomic_load_n(&gpursa_cuda_fault_skip, __ATOMIC_RELAXED);
+        a.test_corrupt = __atomic_load_n(&gpursa_cuda_fault_corrupt, __ATOMIC_RELAXED);
         gpursa_variant v = dev->by_size[si];
-        switch (b->bits) {
-        case 1024: e = gpursa_cuda_launch_1024(v, &a, b->stream); break;
-        case 2048: e = gpursa_cuda_launch_2048(v, &a, b->stream); break;
-        case 3072: e = gpursa_cuda_launch_3072(v, &a, b->stream); break;
-        default:   e = gpursa_cuda_launch_4096(v, &a, b->stream); break;
+        /* blind mod n, m = (c r^e)^d mod n by CRT, unblind and check mod n */
+        e = gpursa_cuda_blind(b->bits, &a, b->stream);
+        if (e == cudaSuccess) {
+            a.in = d_r;
+            a.out = d_out;
+            switch (b->bits) {
+            case 1024: e = gpursa_cuda_launch_1024(v, &a, b->stream); break;
+            case 2048: e = gpursa_cuda_launch_2048(v, &a, b->stream); break;
+            case 3072: e = gpursa_cuda_launch_3072(v, &a, b->stream); break;
+            default:   e = gpursa_cuda_launch_4096(v, &a, b->stream); break;
+            }
+        }
+        if (e == cudaSuccess) {
+            a.in = d_in;
+            a.out = d_out;
+            e = gpursa_cuda_unblind(b->bits, &a, b->stream);
         }
     }
     if (e == cudaSuccess)
         e = gpursa_cuda_unpack(d_out, b->d_bytes, nb, (uint32_t)nb, (uint32_t)n, (uint32_t)stride, b->stream);
-    /* Echo the input the kernel checked its result against: the in-kernel
-     * check (out^e == in) cannot see an input corrupted on its way in (copy,
-     * device memory), so batch_wait compares the echo with the caller's. */
+    /* Echo the input the unblinding stage checked its result against: its
+     * check (out^e == in mod n) cannot see an input corrupted on its way in
+     * (copy, device memory), so batch_wait compares the echo with the
+     * caller's. */
     if (e == cudaSuccess)
         e = gpursa_cuda_unpack(d_in, b->d_bytes + nb * n, nb, (uint32_t)nb, (uint32_t)n,
                                (uint32_t)stride, b->stream);
@@ -749,17 +783,12 @@ static int gpursa_cuda_batch_wait(gpursa_gpu_batch *b)
     if (rc == GPURSA_GPU_OK) {
         for (i = 0; i < n; i++) {
             gpursa_gpu_item *it = &b->items[i];
-            int32_t st = b->h_status[i];
-            if (st == GPURSA_ITEM_OK
-                && !gpursa_cuda_same_bytes(b->h_out + nb * (n + i), it->in, nb))
-                st = GPURSA_ITEM_FAULT;         /* checked against a corrupted input */
-            if (st == GPURSA_ITEM_OK) {
+            it->status = gpursa_cuda_item_status((uint32_t)b->h_status[i],
+                                                 gpursa_cuda_same_bytes(b->h_out + nb * (n + i), it->in, nb));
+            if (it->status == GPURSA_ITEM_OK)
                 memcpy(it->out, b->h_out + nb * i, nb);
-            } else {
+            else
                 memset(it->out, 0, nb);
-                st = st == GPURSA_ITEM_BADINPUT ? GPURSA_ITEM_BADINPUT : GPURSA_ITEM_FAULT;
-            }
-            it->status = st;
         }
         b->t_in = gpursa_cuda_elapsed(b->ev_start, b->ev_in) * 1e-3;
         b->t_kernel = gpursa_cuda_elapsed(b->ev_in, b->ev_kernel) * 1e-3;

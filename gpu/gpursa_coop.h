@@ -14,7 +14,7 @@
  * still fill the GPU.
  *
  * Representation. Lane k of a group (k = 0..T-1) holds limbs kL..kL+L-1 of
- * every half-length number. A double-length number (2H limbs: c, r, rinv,
+ * every half-length number. A double-length number (2H limbs: the input,
  * the result) is a "lo" slice (limbs kL..) and a "hi" slice (limbs H+kL..).
  *
  * Montgomery multiplication (CIOS, operand scanning over b):
@@ -89,12 +89,12 @@ uint32_t gpursa_coop_emu_ballot(int pred);
 
 enum { CO_H = GPURSA_COOP_H, CO_L = GPURSA_COOP_L, CO_T = GPURSA_COOP_T };
 
-/* The arguments of one launch (device pointers), as gpursa_cuda_args. */
+/* The arguments of one launch (device pointers), those of gpursa_cuda_args
+ * that the CRT kernel reads: in is the blinded input, out gets m = in^d mod n. */
 typedef struct {
     const void *const *keys;
-    const uint32_t *in, *r, *rinv;
+    const uint32_t *in;
     uint32_t *out;
-    int32_t *status;
     uint32_t count, stride;
 } gpursa_coop_args;
 
@@ -393,16 +393,6 @@ GPURSA_COOP_FN void gpursa_coop_load_soa(const gpursa_coop_ctx *c, uint32_t *lo,
     }
 }
 
-/* All ones when the group's half-length values x and y are equal. */
-GPURSA_COOP_FN uint32_t gpursa_coop_eq(const gpursa_coop_ctx *c, const uint32_t *x, const uint32_t *y)
-{
-    uint32_t d = 0;
-    GPURSA_COOP_UNROLL
-    for (int l = 0; l < CO_L; l++)
-        d |= x[l] ^ y[l];
-    return gpursa_coop_group_bits(c, d != 0) == 0 ? 0xffffffffu : 0u;
-}
-
 /* Add the pending per-lane carries cy (at limb L of each lane: the next
  * lane's limb 0) into acc, and resolve what ripples. Returns the group's
  * total overflow above limb H (the same in every lane). */
@@ -427,6 +417,19 @@ GPURSA_COOP_FN void gpursa_coop_final_sub(const gpursa_coop_ctx *c, uint32_t *ac
     (void)gpursa_coop_sub1(d, bin);
     keep = (uint32_t)(ovf == 0) & (uint32_t)(bout != 0);   /* acc < m: keep acc */
     gpursa_coop_select(acc, 0u - keep, acc, d);
+}
+
+/* Zero n words of a register array that nothing reads again, by volatile
+ * stores (dead-store elimination keeps them in the host build). On the device
+ * such an array is registers (ptxas -v: a 32-bit kernel's stack frame is its
+ * window table alone), which the next warp's values overwrite: there is no
+ * memory to wipe, and the stores compile to nothing. Arrays in memory take
+ * gpursa_mem_wipe (gpursa_mont.h), whose stores reach it. */
+GPURSA_COOP_FN void gpursa_coop_wipe(uint32_t *p, int n)
+{
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < n; l++)
+        ((volatile uint32_t *)p)[l] = 0;
 }
 
 /* ---- Montgomery arithmetic --------------------------------------------------- */
@@ -488,22 +491,6 @@ GPURSA_COOP_FN void gpursa_coop_to_mont(const gpursa_coop_ctx *c, uint32_t *r, c
     gpursa_coop_mul(c, r, t, rrr, m, m0inv);
 }
 
-/* r = x^e for a public e, Montgomery form */
-GPURSA_COOP_FN void gpursa_coop_exp_public(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *x, uint64_t e,
-                                           const uint32_t *m, uint32_t m0inv)
-{
-    int bit = 63;
-    while (bit > 0 && !((e >> bit) & 1))
-        bit--;
-    gpursa_coop_copy(r, x);
-    GPURSA_COOP_ROLLED
-    while (--bit >= 0) {
-        gpursa_coop_mul(c, r, r, r, m, m0inv);
-        if ((e >> bit) & 1)                                  /* e is public */
-            gpursa_coop_mul(c, r, r, x, m, m0inv);
-    }
-}
-
 /* r = table entry idx (secret): every entry read, the one kept by mask */
 GPURSA_COOP_FN void gpursa_coop_table_select(uint32_t *r, const uint32_t *table, uint32_t idx)
 {
@@ -550,9 +537,8 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
             gpursa_coop_mul(c, r, r, t, m, m0inv);
         }
     }
-    GPURSA_COOP_UNROLL
-    for (int l = 0; l < CO_L; l++)
-        sel[l] = t[l] = 0;
+    gpursa_coop_wipe(sel, CO_L);
+    gpursa_coop_wipe(t, CO_L);
 }
 
 /* ---- FP64 limbs (GPURSA_COOP_FP) --------------------------------------------------
@@ -1222,12 +1208,15 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, double *r, cons
 #endif
         gpursa_fp_mul(c, r, r, sel, fm, mp);
     }
+    /* the table's entries: shared memory by volatile stores (kept as such),
+     * local memory by gpursa_mem_wipe's (a plain st.local could be dropped) */
     GPURSA_COOP_UNROLL
-    for (int k = 0; k < FP_E; k++) {
+    for (int k = 0; k < FP_NS; k++) {
         GPURSA_COOP_UNROLL
         for (int l = 0; l < FP_L; l++)
             *(volatile double *)gpursa_fp_entry(ts, tl, k, l) = 0;
     }
+    gpursa_mem_wipe(tl, (int)(sizeof(tl) / sizeof(uint32_t)));
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++) {
         ((volatile double *)t)[l] = 0;
@@ -1237,18 +1226,15 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, double *r, cons
 
 /* ---- the rest of the operation on FP64 limbs ----------------------------------
  *
- * Why: besides its exponentiation an item does some 50 Montgomery
- * multiplications: its inputs into Montgomery form, the blinding factor
- * r^e and the check's out^e (17 each for e = 65537), the unblinding. On
- * 32-bit limbs each costs about 1.8 times the instructions of an FP64
- * multiplication (the SASS of their loops), and each call site would be an
- * inlined copy of the 32-bit CIOS loop. Here they run on 52-bit limbs
- * through one copy of the FP64 multiplication that is not inlined
- * (gpursa_fp_mul_cold), so the kernel's code for them is one loop instead
- * of dozens (doc/performance-notes.md, "The rest of the operation on FP64
- * limbs"). What stays in 32-bit limbs: the reductions of full-length
- * numbers (c, r, rinv, the result) modulo m, which multiply only by m, and
- * Garner's recombination. A full-length x < n enters as
+ * Why: besides its exponentiation an item does two Montgomery
+ * multiplications in its half: its input into FP64 Montgomery form and the
+ * result out of it. They run on 52-bit limbs through one copy of the FP64
+ * multiplication that is not inlined (gpursa_fp_mul_cold), so the kernel's
+ * code for them is one loop outside the exponentiation's (whose registers
+ * it does not touch; doc/performance-notes.md, "The rest of the operation
+ * on FP64 limbs"). What stays in 32-bit limbs: the reduction of the
+ * full-length input modulo m, which multiplies only by m, and Garner's
+ * recombination. A full-length x < n enters as
  * x' = x / R mod m (the reduction) and x' (R R52^2) / R52 = x R52, with
  * the key's constant fin = R R52^2 mod m (GPURSA_FP_IN). */
 #ifdef __CUDACC__
@@ -1266,25 +1252,6 @@ GPURSA_COOP_COLD void gpursa_fp_mul_cold(gpursa_coop_ctx c, double *r, const dou
     double fm[FP_L];
     gpursa_fp_load(&c, fm, m52);
     gpursa_fp_mont(&c, r, a, b, fm, mp, 0, lazy);
-}
-
-/* r = x^e for a public e >= 1 (square and multiply), both in FP64
- * Montgomery form, settled lazily; r and x distinct */
-GPURSA_COOP_COLD void gpursa_fp_pow_cold(gpursa_coop_ctx c, double *r, const double *x, uint64_t e,
-                                         const uint64_t *m52, uint64_t mp)
-{
-    int bit = 63;
-    while (bit > 0 && !((e >> bit) & 1))
-        bit--;
-    GPURSA_COOP_UNROLL
-    for (int l = 0; l < FP_L; l++)
-        r[l] = x[l];
-    GPURSA_COOP_ROLLED
-    while (--bit >= 0) {
-        gpursa_fp_mul_cold(c, r, r, r, m52, mp, 1);
-        if ((e >> bit) & 1)                                  /* e is public */
-            gpursa_fp_mul_cold(c, r, r, x, m52, mp, 1);
-    }
 }
 
 /* r = x R52 mod m (< 2m) for the 32-bit slices t = x / R mod m (< m) */
@@ -1309,14 +1276,6 @@ GPURSA_COOP_FN void gpursa_fp_in_full(const gpursa_coop_ctx *c, double *r, const
     GPURSA_COOP_UNROLL
     for (int l = 0; l < CO_L; l++)
         ((volatile uint32_t *)t)[l] = 0;
-}
-
-/* r = the number 1 */
-GPURSA_COOP_FN void gpursa_fp_set1(const gpursa_coop_ctx *c, double *r)
-{
-    GPURSA_COOP_UNROLL
-    for (int l = 0; l < FP_L; l++)
-        r[l] = c->k == 0 && l == 0 ? 1.0 : 0.0;
 }
 
 /* All ones when f (settled fully) is the number 1 */
@@ -1376,19 +1335,6 @@ GPURSA_COOP_FN void gpursa_coop_mpmul(const gpursa_coop_ctx *c, uint32_t *lo, ui
     (void)gpursa_coop_settle(c, hi, (uint32_t)cy);           /* a b < R^2: no overflow */
 }
 
-/* All ones when the double-length (lo, hi) < the full-length n (memory) */
-GPURSA_COOP_FN uint32_t gpursa_coop_lt_n(const gpursa_coop_ctx *c, const uint32_t *lo, const uint32_t *hi,
-                                         const uint32_t *n)
-{
-    uint32_t nl[CO_L], nh[CO_L], dl[CO_L], dh[CO_L], gl, gh, bhi, out;
-    gpursa_coop_load(c, nl, n);
-    gpursa_coop_load(c, nh, n + CO_H);
-    gl = gpursa_coop_sub(dl, lo, nl);
-    gh = gpursa_coop_sub(dh, hi, nh);
-    (void)gpursa_coop_resolve2(c, (int)gl, gpursa_coop_all(dl, 0), (int)gh, gpursa_coop_all(dh, 0), &bhi, &out);
-    return 0u - out;
-}
-
 /* ---- the whole operation --------------------------------------------------------- */
 
 /* p, which the compiler must take as a new pointer, so that loads through
@@ -1401,10 +1347,13 @@ GPURSA_COOP_FN const void *gpursa_coop_opaque(const void *p)
     return p;
 }
 
-/* One thread's part of one private operation; tid = the thread's global
- * index. Every thread of a warp must call it (lanes past the end work on the
- * last item, lanes left over on the warp's last one, and neither stores),
- * since all of them take part in the shuffles. */
+/* One thread's part of one private operation: m = in^d mod n by CRT (the
+ * input is the blinded value c_b < n that the blinding stage wrote; the
+ * unblinding stage checks the result and writes the status), m to out in
+ * the layout of in. tid = the thread's global index. Every thread of a warp
+ * must call it (lanes past the end work on the last item, lanes left over
+ * on the warp's last one, and neither stores), since all of them take part
+ * in the shuffles. */
 GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
 {
     gpursa_coop_ctx c;
@@ -1422,34 +1371,23 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
 #ifndef GPURSA_COOP_FP
     uint32_t rrr[CO_L], one[CO_L], table[(1 << GPURSA_COOP_W) * CO_L];
 #endif
-    uint32_t bad, ok, cin, hin, out;
+    uint32_t cin, hin, out;
 
     gpursa_coop_ctx_at(&c, tid, sub);
     const int partner = gpursa_coop_partner(&c, sub);
     gpursa_coop_load(&c, m, h ? kd->q : kd->p);
+    /* in < n < m R: its reduction modulo this half's prime is exact. (An
+     * item the blinding stage refused may hold anything below R^2 here: the
+     * same constant-time code then gives some value, which the unblinding
+     * stage discards.) */
+    gpursa_coop_load_soa(&c, lo, hi, a->in, item, a->stride);
 #ifdef GPURSA_COOP_FP
     {
         const uint64_t *m52 = h ? kd->q52 : kd->p52, *fin = GPURSA_FP_IN(kd, h);
         uint64_t mp = h ? kd->q0inv52 : kd->p0inv52;
-        double cf[FP_L], rf[FP_L], t[FP_L], u[FP_L];
-        /* inputs < n, into FP64 Montgomery form mod this half's prime */
-        gpursa_coop_load_soa(&c, lo, hi, a->in, item, a->stride);
-        bad = ~gpursa_coop_lt_n(&c, lo, hi, kd->n);
-        gpursa_fp_in_full(&c, cf, lo, hi, m, m0inv, fin, m52, mp);         /* c R52 */
-        gpursa_coop_load_soa(&c, lo, hi, a->r, item, a->stride);
-        bad |= ~gpursa_coop_lt_n(&c, lo, hi, kd->n);
-        gpursa_fp_in_full(&c, rf, lo, hi, m, m0inv, fin, m52, mp);         /* r R52 */
-        gpursa_coop_load_soa(&c, lo, hi, a->rinv, item, a->stride);
-        bad |= ~gpursa_coop_lt_n(&c, lo, hi, kd->n);
-        gpursa_fp_in_full(&c, t, lo, hi, m, m0inv, fin, m52, mp);          /* rinv R52 */
-        gpursa_fp_mul_cold(c, t, t, rf, m52, mp, 1);
-        gpursa_fp_set1(&c, u);
-        gpursa_fp_mul_cold(c, t, t, u, m52, mp, 0);                         /* r rinv mod m */
-        bad |= ~gpursa_fp_is1(&c, t);
-        /* blind, exponentiate, unblind */
-        gpursa_fp_pow_cold(c, t, rf, kd->e, m52, mp);                       /* r^e R52 */
-        gpursa_fp_mul_cold(c, cf, cf, t, m52, mp, 1);
-        gpursa_fp_exp(&c, rf, cf, dexp, m52, mp, GPURSA_FP_ONE(kd, h), tid); /* (c r^e)^d R52 */
+        double cf[FP_L], rf[FP_L], t[FP_L];
+        gpursa_fp_in_full(&c, cf, lo, hi, m, m0inv, fin, m52, mp);         /* in R52 */
+        gpursa_fp_exp(&c, rf, cf, dexp, m52, mp, GPURSA_FP_ONE(kd, h), tid); /* in^d R52 */
         /* The key's values are loaded again, through a pointer the
          * compiler cannot see through: else it keeps the first loads'
          * values in registers across the exponentiation, registers that
@@ -1457,15 +1395,11 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
         kd = (const gpursa_rsa_keydata *)gpursa_coop_opaque(kd);
         gpursa_coop_load(&c, m, h ? kd->q : kd->p);
         m52 = h ? kd->q52 : kd->p52;
-        fin = GPURSA_FP_IN(kd, h);
         mp = h ? kd->q0inv52 : kd->p0inv52;
-        gpursa_coop_load_soa(&c, lo, hi, a->rinv, item, a->stride);
-        gpursa_fp_in_full(&c, t, lo, hi, m, m0inv, fin, m52, mp);
-        gpursa_fp_mul_cold(c, rf, rf, t, m52, mp, 1);                       /* c^d R52 */
         gpursa_coop_load(&c, s, h ? kd->q_one : kd->p_one);
         gpursa_fp_from32(&c, t, s);                                          /* R mod m */
         gpursa_fp_mul_cold(c, rf, rf, t, m52, mp, 0);
-        gpursa_fp_out(&c, x, rf, m);                                         /* c^d R mod m */
+        gpursa_fp_out(&c, x, rf, m);                                         /* in^d R mod m */
         GPURSA_COOP_UNROLL
         for (int l = 0; l < FP_L; l++) {
             ((volatile double *)cf)[l] = 0;
@@ -1476,32 +1410,14 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
 #else
     gpursa_coop_load(&c, rrr, h ? kd->q_rrr : kd->p_rrr);
     gpursa_coop_load(&c, one, h ? kd->q_one : kd->p_one);
-
-    /* inputs < n, into Montgomery form mod this half's prime */
-    gpursa_coop_load_soa(&c, lo, hi, a->in, item, a->stride);
-    bad = ~gpursa_coop_lt_n(&c, lo, hi, kd->n);
-    gpursa_coop_to_mont(&c, y, lo, hi, m, m0inv, rrr);                  /* y = c */
-    gpursa_coop_load_soa(&c, lo, hi, a->r, item, a->stride);
-    bad |= ~gpursa_coop_lt_n(&c, lo, hi, kd->n);
-    gpursa_coop_to_mont(&c, x, lo, hi, m, m0inv, rrr);                  /* x = r */
-    gpursa_coop_load_soa(&c, lo, hi, a->rinv, item, a->stride);
-    bad |= ~gpursa_coop_lt_n(&c, lo, hi, kd->n);
-    gpursa_coop_to_mont(&c, z, lo, hi, m, m0inv, rrr);                  /* z = rinv */
-    gpursa_coop_mul(&c, z, z, x, m, m0inv);
-    bad |= ~gpursa_coop_eq(&c, z, one);                                  /* r rinv != 1 */
-    /* blind, exponentiate, unblind */
-    gpursa_coop_exp_public(&c, z, x, kd->e, m, m0inv);
-    gpursa_coop_mul(&c, y, y, z, m, m0inv);
-    gpursa_coop_exp(&c, x, y, dexp, m, m0inv, one, table);
-    gpursa_coop_load_soa(&c, lo, hi, a->rinv, item, a->stride);
-    gpursa_coop_to_mont(&c, y, lo, hi, m, m0inv, rrr);
-    gpursa_coop_mul(&c, x, x, y, m, m0inv);                              /* c^d R mod m */
+    gpursa_coop_to_mont(&c, y, lo, hi, m, m0inv, rrr);                  /* in R mod m */
+    gpursa_coop_exp(&c, x, y, dexp, m, m0inv, one, table);              /* in^d R mod m */
 #endif
-    gpursa_coop_mont(&c, y, x, NULL, NULL, NULL, m, m0inv);              /* c^d mod m */
+    gpursa_coop_mont(&c, y, x, NULL, NULL, NULL, m, m0inv);              /* in^d mod m */
 
     /* Garner in the p group (the q group computes the same with its own
      * values and discards it, so that the warp stays converged):
-     * sq = c^d mod q from the partner lane; h = (xp - sq) qinv mod p;
+     * sq = in^d mod q from the partner lane; h = (xp - sq) qinv mod p;
      * out = sq + q h */
     GPURSA_COOP_UNROLL
     for (int l = 0; l < CO_L; l++)
@@ -1527,65 +1443,36 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
                                gpursa_coop_all(hi, 0xffffffffu), &hin, &out);
     (void)gpursa_coop_add1(lo, cin);
     (void)gpursa_coop_add1(hi, hin);
+    /* the p group stores the low half of out, the q group the high half
+     * (the p group's, by shuffle) */
     GPURSA_COOP_UNROLL
-    for (int l = 0; l < CO_L; l++) {                                     /* q group: the p group's */
-        uint32_t vl = gpursa_coop_shfl(&c, lo[l], partner);
+    for (int l = 0; l < CO_L; l++) {
         uint32_t vh = gpursa_coop_shfl(&c, hi[l], partner);
-        lo[l] = h ? vl : lo[l];
         hi[l] = h ? vh : hi[l];
     }
-
-    /* check out^e == c modulo this group's prime, both groups must agree */
-#ifdef GPURSA_COOP_FP
-    {
-        const uint64_t *const m52 = h ? kd->q52 : kd->p52, *const fin = GPURSA_FP_IN(kd, h);
-        const uint64_t mp = h ? kd->q0inv52 : kd->p0inv52;
-        double of[FP_L], t[FP_L];
-        gpursa_fp_in_full(&c, t, lo, hi, m, m0inv, fin, m52, mp);          /* out R52 */
-        gpursa_fp_pow_cold(c, of, t, kd->e, m52, mp);                       /* out^e R52 */
-        gpursa_fp_set1(&c, t);
-        gpursa_fp_mul_cold(c, of, of, t, m52, mp, 0);                       /* out^e mod m */
-        gpursa_fp_to32(&c, y, of);
-        GPURSA_COOP_UNROLL
-        for (int l = 0; l < FP_L; l++) {
-            ((volatile double *)of)[l] = 0;
-            ((volatile double *)t)[l] = 0;
-        }
-        gpursa_coop_mont(&c, y, y, NULL, NULL, NULL, m, m0inv);             /* out^e / R mod m */
-        gpursa_coop_load_soa(&c, z, s, a->in, item, a->stride);
-        gpursa_coop_mont(&c, x, z, s, NULL, NULL, m, m0inv);                /* c / R mod m */
-    }
-#else
-    gpursa_coop_to_mont(&c, x, lo, hi, m, m0inv, rrr);
-    gpursa_coop_exp_public(&c, y, x, kd->e, m, m0inv);
-    gpursa_coop_load_soa(&c, z, s, a->in, item, a->stride);
-    gpursa_coop_to_mont(&c, x, z, s, m, m0inv, rrr);
-#endif
-    ok = gpursa_coop_eq(&c, x, y);
-    ok &= gpursa_coop_shfl(&c, ok, partner);
-    bad |= gpursa_coop_shfl(&c, bad, partner);
-    ok &= ~bad;
     if (live) {
         GPURSA_COOP_UNROLL
         for (int l = 0; l < CO_L; l++)
-            a->out[(size_t)(h * CO_H + c.k * CO_L + l) * a->stride + item] = (h ? hi[l] : lo[l]) & ok;
-        if (sub == 0)
-            a->status[item] = (int32_t)((~ok) & ((bad & GPURSA_ITEM_BADINPUT) | (~bad & GPURSA_ITEM_FAULT)));
+            a->out[(size_t)(h * CO_H + c.k * CO_L + l) * a->stride + item] = h ? hi[l] : lo[l];
     }
+    /* Wipes: the window table (local memory: powers of in) by stores that
+     * reach it; the register arrays, everything else derived from in and the
+     * key's values, as gpursa_coop_wipe can. */
 #ifndef GPURSA_COOP_FP
-    GPURSA_COOP_UNROLL
-    for (int l = 0; l < (1 << GPURSA_COOP_W) * CO_L; l++)
-        ((volatile uint32_t *)table)[l] = 0;
+    gpursa_mem_wipe(table, (1 << GPURSA_COOP_W) * CO_L);
+    gpursa_coop_wipe(rrr, CO_L);
+    gpursa_coop_wipe(one, CO_L);
 #endif
-    GPURSA_COOP_UNROLL
-    for (int l = 0; l < CO_L; l++) {
-        ((volatile uint32_t *)lo)[l] = 0;
-        ((volatile uint32_t *)hi)[l] = 0;
-        ((volatile uint32_t *)x)[l] = 0;
-        ((volatile uint32_t *)y)[l] = 0;
-        ((volatile uint32_t *)z)[l] = 0;
-        ((volatile uint32_t *)s)[l] = 0;
-    }
+    gpursa_coop_wipe(lo, CO_L);
+    gpursa_coop_wipe(hi, CO_L);
+    gpursa_coop_wipe(x, CO_L);
+    gpursa_coop_wipe(y, CO_L);
+    gpursa_coop_wipe(z, CO_L);
+    gpursa_coop_wipe(s, CO_L);
+    gpursa_coop_wipe(m, CO_L);
+    gpursa_coop_wipe(pm, CO_L);
+    gpursa_coop_wipe(prrr, CO_L);
+    gpursa_coop_wipe(aux, CO_L);
 }
 
 #endif /* GPURSA_COOP_H_INCLUDED */

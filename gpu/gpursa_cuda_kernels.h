@@ -18,6 +18,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include "gpu/gpursa_cuda_load.h"
+#include "gpu/gpursa_cuda_status.h"   /* the device status words (GPURSA_DEV_ST_*) */
 #include "gpu/gpursa_gpu.h"
 
 /* Arguments of one batch launch (all pointers are device pointers). */
@@ -41,7 +42,29 @@ typedef struct {
     uint32_t fp64;            /* the device runs FP64 at full rate (sm_80, sm_90): the
                                * FP64-limb kernels may run; elsewhere (sm_75, 86, 89:
                                * 1/32 to 1/64 rate) only the 32-bit ones */
+    int32_t test_skip;        /* tests only (gpursa_cuda_debug_fault_items), else -1: the
+                               * unblinding stage leaves this item untouched */
+    int32_t test_corrupt;     /* tests only, else -1: the unblinding stage adds n to this
+                               * item's result before its checks */
 } gpursa_cuda_args;
+
+/* The modulus-n stages around every private-operation kernel (blinding before the
+ * CRT split and unblinding after Garner's recombination, as OpenSSL does), one
+ * launcher each for every key size (kernels_nstage_<bits>.cu):
+ *   blind:   reads in (c), r, rinv; writes c r^e mod n to out, and the status word
+ *            GPURSA_DEV_ST_BLINDED, or GPURSA_DEV_ST_BADINPUT when c, r or rinv >= n
+ *            or r rinv != 1 mod n (out then holds no secret-derived value).
+ *   the CRT kernel (gpursa_cuda_launch_<bits>) then reads the blinded value as its in
+ *            and writes m = in^d mod n (CRT halves, Garner) to out; no status.
+ *   unblind: reads out (m), rinv, in (the caller's c) and the status word; writes
+ *            out = m rinv mod n and GPURSA_DEV_ST_OK only when the status word was
+ *            BLINDED, out < n and out^e == c mod n; else out = 0 and the word stays
+ *            BADINPUT or becomes anything but OK.
+ * bits: 1024, 2048, 3072 or 4096; cudaErrorInvalidValue for another. */
+cudaError_t gpursa_cuda_blind(int bits, const gpursa_cuda_args *a, cudaStream_t s);
+cudaError_t gpursa_cuda_unblind(int bits, const gpursa_cuda_args *a, cudaStream_t s);
+/* Registers per thread of the two stages' kernels of a size; 0 when not built. */
+int gpursa_cuda_nstage_regs(int bits);
 
 /* Launch the private-operation kernel of one modulus size and variant on
  * stream s. Returns cudaErrorInvalidValue for a size/variant not built. */

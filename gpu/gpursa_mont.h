@@ -312,6 +312,24 @@ GPURSA_HD void gpursa_mp_wipe(uint32_t *r, int n)
     __asm__ __volatile__("" : : "r"(r) : "memory");
 #endif
 }
+/* Zero n 32-bit words of memory that nothing reads again (a kernel's window
+ * table, operands it keeps in local memory) by stores no compiler pass may
+ * drop. On the device an inline PTX volatile store each: NVVM compiles a C
+ * volatile store to thread-local memory as a plain st.local, which ptxas may
+ * then drop as dead; the asm also takes the array's address, so use it only
+ * for arrays that live in memory anyway (a register array would be moved
+ * there). On the host volatile stores. */
+GPURSA_HD void gpursa_mem_wipe(void *p, int n)
+{
+    for (int i = 0; i < n; i++) {
+#ifdef __CUDA_ARCH__
+        asm volatile("st.volatile.u32 [%0], 0;" : : "l"((uint32_t *)p + i) : "memory");
+#else
+        for (int b = 0; b < 4; b++)
+            ((volatile unsigned char *)p)[4 * i + b] = 0;      /* any object's bytes */
+#endif
+    }
+}
 /* r = mask ? a : b, limb by limb. */
 GPURSA_HD void gpursa_mp_select(uint32_t *r, const uint32_t *a, const uint32_t *b,
                                 uint32_t mask, int n)

@@ -5,8 +5,8 @@
  * bits: the lane shape of kernels_4096f.cu at half the length, with its
  * barrier. Against kernels_2048f.cu's 4 lanes of 5 limbs a half does half
  * the CIOS steps, each with twice the limb products, so the step's fixed
- * part (its shuffles, q, the shift) is paid half as often; at 254 registers
- * an SM holds one 64-item block instead of two of 32, so it runs only loads
+ * part (its shuffles, q, the shift) is paid half as often; at more than 128
+ * registers (196) an SM holds one 64-item block instead of two of 32, so it runs only loads
  * that keep the SMs busy (kernels_2048.cu; doc/performance-notes.md,
  * "RSA-2048 on two lanes a half"). */
 #define GPURSA_COOP_H 32

@@ -2,7 +2,7 @@
 /* gpursa CUDA backend: RSA-4096 COOP with the secret exponentiations on
  * FP64 limbs (GPURSA_COOP_FP, gpursa_coop.h), for heavy loads: 4 lanes per
  * CRT half, 8 per item, 10 limbs of 52 bits a lane (40 a half) and 16 of 32
- * bits. The most limb products per shuffle, and the fewest warps (254
+ * bits. The most limb products per shuffle, and the fewest warps (202
  * registers: one 256-thread block per SM). The squaring's loop and the
  * multiplication's are large here, and pay only with the block's warps kept
  * in the same one (GPURSA_COOP_FP_BARRIER); then the warps that share a

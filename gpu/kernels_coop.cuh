@@ -47,10 +47,7 @@ static cudaError_t gpursa_coop_launch(const gpursa_cuda_args *a, cudaStream_t s)
         return cudaSuccess;
     ca.keys = a->keys;
     ca.in = a->in;
-    ca.r = a->r;
-    ca.rinv = a->rinv;
     ca.out = a->out;
-    ca.status = a->status;
     ca.count = a->count;
     ca.stride = a->stride;
     gpursa_coop_kernel<<<(unsigned)((lanes + threads - 1) / threads), threads, GPURSA_COOP_SMEM, s>>>(ca);

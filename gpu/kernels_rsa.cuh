@@ -15,18 +15,17 @@
  * GPU fills with half the batch, and every big number a thread holds is
  * half-length (no full-length Montgomery arithmetic at all).
  *
- * Everything stays in the CRT domain; lane role h (0: p, 1: q; public) works
- * modulo its prime m:
- *   c_m, r_m, ri_m  the full-length c, r, rinv reduced mod m into Montgomery
- *                   form (one reduction, one multiplication by R^3)
- *   bad   = c >= n, or r * rinv != 1 (mod m) in either lane
- *   y     = (c_m * r_m^e)^d_m * ri_m   = c^d mod m (blinded inside)
+ * Every kernel here computes m = in^d mod n by CRT and nothing else: in is
+ * the blinded input c_b < n that the blinding stage wrote, and the
+ * unblinding stage after it unblinds m, checks it and writes the status
+ * (gpursa_cuda_kernels.h). Lane role h (0: p, 1: q; public) works modulo its
+ * prime m:
+ *   in_m  the full-length in reduced mod m into Montgomery form (one
+ *         reduction, one multiplication by R^3)
+ *   y     = in_m^d_m = in^d mod m
  *   Garner in lane p: h = (y_p - y_q) * qinv mod p; out = y_q + q * h
- *   check: out (the recombined full-length value, shared by a shuffle) is
- *          reduced mod m again in both lanes and out^e == c (mod m) in both,
- *          that is out^e == c (mod n)
- *   lane p writes the low half of out and the status, lane q the high half;
- *   out is zero unless the status is OK.
+ *   lane p writes the low half of out, lane q the high half (lane p's, by a
+ *   shuffle).
  *
  * Code size and registers: every Montgomery operation is one __noinline__
  * function per (size, variant) working on operands in the thread's local
@@ -157,6 +156,16 @@ static __device__ __noinline__ void gpursa_fx_mpmul(uint32_t *r, const uint32_t 
     }
 }
 
+/* Zero N words that nothing reads again. Every array these kernels wipe
+ * lives in local memory (the Montgomery operations take it by pointer), and
+ * gpursa_mem_wipe's stores reach it: a C volatile store there compiles to a
+ * plain st.local that ptxas may drop as dead. */
+template <int N>
+static __device__ __forceinline__ void gpursa_fx_wipe(uint32_t *p)
+{
+    gpursa_mem_wipe(p, N);
+}
+
 /* x (2H limbs, < m R) into Montgomery form mod m: x/R * R^3 / R = x R */
 template <int H, int V>
 static __device__ __forceinline__ void gpursa_fx_to_mont(uint32_t *r, const uint32_t *x2h, const uint32_t *m,
@@ -165,23 +174,7 @@ static __device__ __forceinline__ void gpursa_fx_to_mont(uint32_t *r, const uint
     __align__(16) uint32_t t[H];
     gpursa_fx_redc<H, V>(t, x2h, m, m0inv);
     gpursa_fx_mul<H, V>(r, t, rrr, m, m0inv);
-}
-
-/* r = x^e for a public e (square and multiply on its bits), Montgomery form */
-template <int H, int V>
-static __device__ __forceinline__ void gpursa_fx_exp_public(uint32_t *r, const uint32_t *x, uint64_t e,
-                                                            const uint32_t *m, uint32_t m0inv)
-{
-    int bit = 63;
-    while (bit > 0 && !((e >> bit) & 1))
-        bit--;
-    gpursa_fx_store<H>(r, x);
-#pragma unroll 1
-    while (--bit >= 0) {
-        gpursa_fx_sqr<H, V>(r, r, m, m0inv);
-        if ((e >> bit) & 1)                           /* e is public */
-            gpursa_fx_mul<H, V>(r, r, x, m, m0inv);
-    }
+    gpursa_fx_wipe<H>(t);
 }
 
 /* r = table[idx] reading every entry (idx secret) */
@@ -232,6 +225,7 @@ static __device__ __forceinline__ void gpursa_fx_exp(uint32_t *r, const uint32_t
         gpursa_fx_select<H, W>(sel, table, gpursa_exp_window(d, bits, pos, W));
         gpursa_fx_mul<H, V>(r, r, sel, m, m0inv);
     }
+    gpursa_fx_wipe<H>(sel);
 }
 
 template <int H>
@@ -262,55 +256,18 @@ static __device__ __forceinline__ gpursa_fx_half gpursa_fx_half_of(const gpursa_
     return k;
 }
 
-/* All ones when x (2H limbs) < n. */
-template <int H>
-static __device__ __forceinline__ uint32_t gpursa_fx_lt_n(const uint32_t *x, const uint32_t *n)
-{
-    uint32_t cf = 0;
-    (void)gpursa_sub_cc(x[0], n[0], &cf);
-#pragma unroll
-    for (int j = 1; j < 2 * H; j++)
-        (void)gpursa_subc_cc(x[j], n[j], &cf);
-    return gpursa_subc(0, 0, &cf);
-}
-
-/* Phase 1, one CRT half: x = c^d R mod m, blinded inside. Returns the
- * bad-input mask (c, r or rinv >= n, or r rinv != 1 mod m). t2, y, z: scratch. */
+/* Phase 1, one CRT half: x = in^d R mod m for the item's blinded input
+ * (in < n < m R: its reduction mod m is exact; an item the blinding stage
+ * refused may hold anything below R^2, which the same code turns into a
+ * value that the unblinding stage discards). t2, y: scratch. */
 template <int H, int V, int W>
-static __device__ __forceinline__ uint32_t gpursa_fx_half_exp(uint32_t *x, const gpursa_rsa_keydata *kd,
-                                                              const gpursa_fx_half &k,
-                                                              const gpursa_cuda_args &a, uint32_t item,
-                                                              uint32_t *t2, uint32_t *y, uint32_t *z,
-                                                              uint32_t *table)
+static __device__ __forceinline__ void gpursa_fx_half_exp(uint32_t *x, const gpursa_fx_half &k,
+                                                          const gpursa_cuda_args &a, uint32_t item,
+                                                          uint32_t *t2, uint32_t *y, uint32_t *table)
 {
-    const uint32_t S = a.stride;
-    uint32_t bad, diff = 0;
-
-    /* c, r, rinv < n (public n, secret values: masks only) */
-    gpursa_fx_load_soa<H>(t2, a.in, item, S);
-    bad = ~gpursa_fx_lt_n<H>(t2, kd->n);
-    gpursa_fx_to_mont<H, V>(y, t2, k.m, k.m0inv, k.rrr);               /* y = c_m */
-    gpursa_fx_load_soa<H>(t2, a.r, item, S);
-    bad |= ~gpursa_fx_lt_n<H>(t2, kd->n);
-    gpursa_fx_to_mont<H, V>(x, t2, k.m, k.m0inv, k.rrr);               /* x = r_m */
-    gpursa_fx_load_soa<H>(t2, a.rinv, item, S);
-    bad |= ~gpursa_fx_lt_n<H>(t2, kd->n);
-    gpursa_fx_to_mont<H, V>(z, t2, k.m, k.m0inv, k.rrr);               /* z = ri_m */
-    gpursa_fx_mul<H, V>(z, z, x, k.m, k.m0inv);
-#pragma unroll
-    for (int j = 0; j < H; j++)
-        diff |= z[j] ^ k.one[j];
-    bad |= ~(uint32_t)(((uint64_t)diff - 1) >> 32);  /* r rinv != 1 */
-    /* blind: y = c_m r_m^e */
-    gpursa_fx_exp_public<H, V>(z, x, kd->e, k.m, k.m0inv);
-    gpursa_fx_mul<H, V>(y, y, z, k.m, k.m0inv);
-    /* the secret exponentiation */
+    gpursa_fx_load_soa<H>(t2, a.in, item, a.stride);
+    gpursa_fx_to_mont<H, V>(y, t2, k.m, k.m0inv, k.rrr);               /* y = in R mod m */
     gpursa_fx_exp<H, V, W>(x, y, k.d, k.m, k.m0inv, k.one, table);
-    /* unblind (rinv reloaded: nothing needs to live across the exponentiation) */
-    gpursa_fx_load_soa<H>(t2, a.rinv, item, S);
-    gpursa_fx_to_mont<H, V>(y, t2, k.m, k.m0inv, k.rrr);
-    gpursa_fx_mul<H, V>(x, x, y, k.m, k.m0inv);
-    return bad;
 }
 
 /* x (Montgomery form mod m, destroyed) to normal form s. */
@@ -326,8 +283,8 @@ static __device__ __forceinline__ void gpursa_fx_from_mont(uint32_t *s, const ui
     gpursa_fx_redc<H, V>(s, t2, k.m, k.m0inv);
 }
 
-/* Phase 2, Garner modulo p = kp.m: xp = c^d R mod p (Montgomery, destroyed),
- * sq = c^d mod q (normal form). out[2H] = sq + q ((xp - sq) qinv mod p). */
+/* Phase 2, Garner modulo p = kp.m: xp = in^d R mod p (Montgomery, destroyed),
+ * sq = in^d mod q (normal form). out[2H] = sq + q ((xp - sq) qinv mod p). */
 template <int H, int V>
 static __device__ __forceinline__ void gpursa_fx_garner(uint32_t *out, uint32_t *xp, const uint32_t *sq,
                                                         const gpursa_fx_half &kp, const uint32_t *q,
@@ -359,38 +316,6 @@ static __device__ __forceinline__ void gpursa_fx_garner(uint32_t *out, uint32_t 
         out[j] = gpursa_addc_cc(out[j], 0, &cf);
 }
 
-/* Phase 3, one CRT half of the check: all ones when out^e == c (mod m).
- * out (2H limbs) is kept. */
-template <int H, int V>
-static __device__ __forceinline__ uint32_t gpursa_fx_half_check(const uint32_t *out, const gpursa_rsa_keydata *kd,
-                                                                const gpursa_fx_half &k,
-                                                                const gpursa_cuda_args &a, uint32_t item,
-                                                                uint32_t *t2, uint32_t *x, uint32_t *y)
-{
-    uint32_t diff = 0;
-    gpursa_fx_to_mont<H, V>(x, out, k.m, k.m0inv, k.rrr);
-    gpursa_fx_exp_public<H, V>(y, x, kd->e, k.m, k.m0inv);
-    gpursa_fx_load_soa<H>(t2, a.in, item, a.stride);
-    gpursa_fx_to_mont<H, V>(x, t2, k.m, k.m0inv, k.rrr);
-#pragma unroll
-    for (int j = 0; j < H; j++)
-        diff |= x[j] ^ y[j];
-    return (uint32_t)(((uint64_t)diff - 1) >> 32);
-}
-
-template <int N>
-static __device__ __forceinline__ void gpursa_fx_wipe(uint32_t *p)
-{
-#pragma unroll
-    for (int j = 0; j < N; j++)
-        ((volatile uint32_t *)p)[j] = 0;
-}
-
-static __device__ __forceinline__ int32_t gpursa_fx_status(uint32_t ok, uint32_t bad)
-{
-    return (int32_t)((~ok) & ((bad & GPURSA_ITEM_BADINPUT) | (~bad & GPURSA_ITEM_FAULT)));
-}
-
 /* 4 blocks of 128 threads per SM: at most 128 registers, 16 warps an SM. */
 #define GPURSA_FX_MINBLOCKS 4
 
@@ -407,28 +332,22 @@ gpursa_fx1_kernel(gpursa_cuda_args a)
     const gpursa_rsa_keydata *kd = (const gpursa_rsa_keydata *)a.keys[item];
     const gpursa_fx_half kp = gpursa_fx_half_of(kd, 0), kq = gpursa_fx_half_of(kd, 1);
     __align__(16) uint32_t out[2 * H], t2[2 * H];
-    __align__(16) uint32_t xp[H], sq[H], y[H], z[H];
+    __align__(16) uint32_t xp[H], sq[H], y[H];
     __align__(16) uint32_t table[(1 << W) * H];
-    uint32_t bad, ok;
 
-    bad = gpursa_fx_half_exp<H, V, W>(y, kd, kq, a, item, t2, xp, z, table);
+    gpursa_fx_half_exp<H, V, W>(y, kq, a, item, t2, xp, table);
     gpursa_fx_from_mont<H, V>(sq, y, kq, t2);
-    bad |= gpursa_fx_half_exp<H, V, W>(xp, kd, kp, a, item, t2, y, z, table);
+    gpursa_fx_half_exp<H, V, W>(xp, kp, a, item, t2, y, table);
     gpursa_fx_garner<H, V>(out, xp, sq, kp, kd->q, kd->qinv, y);
-    ok = gpursa_fx_half_check<H, V>(out, kd, kp, a, item, t2, xp, y);
-    ok &= gpursa_fx_half_check<H, V>(out, kd, kq, a, item, t2, xp, y);
-    ok &= ~bad;
 #pragma unroll
     for (int j = 0; j < 2 * H; j++)
-        a.out[(size_t)j * a.stride + item] = out[j] & ok;
-    a.status[item] = gpursa_fx_status(ok, bad);
+        a.out[(size_t)j * a.stride + item] = out[j];
     gpursa_fx_wipe<(1 << W) * H>(table);
     gpursa_fx_wipe<2 * H>(out);
     gpursa_fx_wipe<2 * H>(t2);
     gpursa_fx_wipe<H>(xp);
     gpursa_fx_wipe<H>(sq);
     gpursa_fx_wipe<H>(y);
-    gpursa_fx_wipe<H>(z);
 }
 
 /* ---- two threads per item (FAST) ----------------------------------------------------- */
@@ -448,34 +367,28 @@ gpursa_fx2_kernel(gpursa_cuda_args a)
     const gpursa_rsa_keydata *kd = (const gpursa_rsa_keydata *)a.keys[item];
     const gpursa_fx_half k = gpursa_fx_half_of(kd, h), kp = gpursa_fx_half_of(kd, 0);
     __align__(16) uint32_t out[2 * H], t2[2 * H];
-    __align__(16) uint32_t x[H], s[H], y[H], z[H];
+    __align__(16) uint32_t x[H], s[H], y[H];
     __align__(16) uint32_t table[(1 << W) * H];
-    uint32_t bad, ok;
 
-    bad = gpursa_fx_half_exp<H, V, W>(x, kd, k, a, item, t2, y, z, table);
-    /* lane q hands c^d mod q (normal form) to lane p */
+    gpursa_fx_half_exp<H, V, W>(x, k, a, item, t2, y, table);
+    /* lane q hands in^d mod q (normal form) to lane p */
     gpursa_fx_from_mont<H, V>(y, x, k, t2);
 #pragma unroll
     for (int j = 0; j < H; j++)
         s[j] = __shfl_xor_sync(0xffffffffu, y[j], 1);
     /* lane p recombines; lane q computes a value it discards (same code, so
-     * the pair stays converged for the shuffles) */
+     * the pair stays converged for the shuffles) and takes the high half of
+     * lane p's */
     gpursa_fx_garner<H, V>(out, x, s, kp, kd->q, kd->qinv, y);
 #pragma unroll
-    for (int j = 0; j < 2 * H; j++) {
+    for (int j = H; j < 2 * H; j++) {
         uint32_t v = __shfl_xor_sync(0xffffffffu, out[j], 1);
         out[j] = h ? v : out[j];
     }
-    ok = gpursa_fx_half_check<H, V>(out, kd, k, a, item, t2, x, y);
-    ok &= __shfl_xor_sync(0xffffffffu, ok, 1);
-    bad |= __shfl_xor_sync(0xffffffffu, bad, 1);
-    ok &= ~bad;
     if (live) {
 #pragma unroll
         for (int j = 0; j < H; j++)
-            a.out[(size_t)(h * H + j) * a.stride + item] = out[h * H + j] & ok;
-        if (h == 0)
-            a.status[item] = gpursa_fx_status(ok, bad);
+            a.out[(size_t)(h * H + j) * a.stride + item] = out[h * H + j];
     }
     gpursa_fx_wipe<(1 << W) * H>(table);
     gpursa_fx_wipe<2 * H>(out);
@@ -483,7 +396,6 @@ gpursa_fx2_kernel(gpursa_cuda_args a)
     gpursa_fx_wipe<H>(x);
     gpursa_fx_wipe<H>(s);
     gpursa_fx_wipe<H>(y);
-    gpursa_fx_wipe<H>(z);
 }
 
 #ifndef GPURSA_FX_HOST_TEST

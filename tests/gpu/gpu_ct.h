@@ -44,14 +44,13 @@ static inline void gt_mark_key_secret(gpursa_rsa_keydata *kd)
     SECRET(&kd->q0inv52, sizeof(kd->q0inv52));
 }
 
-/* A batch's inputs and blinding factors, secret; and back to defined for the
- * comparison with GMP: its results, statuses and inputs. */
+/* A batch's inputs (the blinded values c_b the CRT kernels read), secret; and
+ * back to defined for the comparison with GMP: its results, statuses and
+ * inputs. */
 static inline void gt_mark_batch_secret(const gt_batch *b)
 {
     const size_t words = (size_t)b->nl * b->stride;
     SECRET(b->in, words * 4);
-    SECRET(b->r, words * 4);
-    SECRET(b->rinv, words * 4);
 }
 static inline void gt_mark_batch_public(const gt_batch *b)
 {

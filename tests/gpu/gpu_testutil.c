@@ -254,7 +254,7 @@ void gt_batch_init(gt_batch *b, int count, uint32_t stride, int nl)
 int gt_batch_first_written(const gt_batch *b, int from)
 {
     for (int i = from; i < (int)b->stride; i++) {
-        if (b->status[i] != 0x5a5a5a5a)
+        if (b->status[i] != GT_STATUS_CANARY)
             return i;
         for (int j = 0; j < b->nl; j++)
             if (b->out[(size_t)j * b->stride + i] != 0xa5a5a5a5u)

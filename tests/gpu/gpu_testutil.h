@@ -63,6 +63,7 @@ typedef struct {
     uint32_t *in, *r, *rinv, *out;
     int32_t *status;
 } gt_batch;
+#define GT_STATUS_CANARY ((int32_t)0x5a5a5a5a)
 void gt_batch_init(gt_batch *b, int count, uint32_t stride, int nl);
 void gt_batch_free(gt_batch *b);
 /* The first item from `from` on (below stride) whose status or an output word

@@ -13,15 +13,19 @@
  * (GPURSA_COOP_H, GPURSA_COOP_L and GPURSA_COOP_FP on the command line, as
  * kernels_<bits>*.cu set them).
  *
- * Checked: random and edge inputs (0, 1, n-1, p, multiples of q, all-ones
- * limbs), edge blinding factors (1, n-1), keys with p < q and p > q, several
- * keys in one warp, lanes past the end of the batch (they must store
- * nothing), the lanes a warp leaves over where an item's lanes do not divide
- * 32 (run with the warp's last item, whose shuffles they must not disturb),
- * BADINPUT for c >= n and for r*rinv != 1, FAULT for a key whose dp is
- * wrong, and every output word of a failed item zero. Batches of more than
- * one warp's items also run a second warp, which in the kernels with
- * GPURSA_COOP_FP_STAGGER reads its window entries later than the first.
+ * The item computes m = in^d mod n by CRT for an input in < n (the blinded
+ * value the blinding stage writes; the modulus-n stages around the kernel,
+ * which check and unblind, are not part of it). Checked against GMP: random
+ * and edge inputs (0, 1, n-1, p, multiples of q, all-ones limbs), keys with
+ * p < q and p > q and e = 3, several keys in one warp, lanes past the end of
+ * the batch (they must store nothing), the lanes a warp leaves over where an
+ * item's lanes do not divide 32 (run with the warp's last item, whose
+ * shuffles they must not disturb), that no item's status word is written
+ * (the unblinding stage is its only writer), and that an item with a wrong
+ * dp or an input the blinding stage would refuse (>= n) changes no other
+ * item's result. Batches of more than one warp's items also run a second
+ * warp, which in the kernels with GPURSA_COOP_FP_STAGGER reads its window
+ * entries later than the first.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -230,10 +234,7 @@ static void batch_run_range(batch *b, uint32_t first, uint32_t slots)
     gpursa_coop_args a;
     a.keys = b->keys;
     a.in = b->in;
-    a.r = b->r;
-    a.rinv = b->rinv;
     a.out = b->out;
-    a.status = b->status;
     a.count = (uint32_t)b->count;
     a.stride = b->stride;
     for (uint32_t i = first; i < first + slots; i++)
@@ -405,12 +406,13 @@ static void make_input(mpz_t c, const gt_rsa_key *kk, int k)
 }
 
 /* count items, item i with key (i % nkeys), inputs k0 + i; every result
- * against GMP. Two warps and a part, so lanes past the end are exercised. */
+ * against GMP (in^d mod n), no status word written. Two warps and a part,
+ * so lanes past the end are exercised. */
 static void run_good(int nkeys, int k0, int count)
 {
     batch b;
-    mpz_t c, r, rinv, want, got;
-    mpz_inits(c, r, rinv, want, got, NULL);
+    mpz_t c, want, got;
+    mpz_inits(c, want, got, NULL);
     batch_init(&b, count);
     mpz_t *wants = malloc(sizeof(mpz_t) * (size_t)count);
     ck_assert_ptr_nonnull(wants);
@@ -418,24 +420,21 @@ static void run_good(int nkeys, int k0, int count)
         int s = i % nkeys;
         b.keys[i] = kds[s];
         make_input(c, &keys[s], k0 + i);
-        ck_assert(gt_blind_pair(r, rinv, keys[s].n, (k0 + i) % 4));
         gt_soa_set(b.in, &b, i, c);
-        gt_soa_set(b.r, &b, i, r);
-        gt_soa_set(b.rinv, &b, i, rinv);
         mpz_init(wants[i]);
         mpz_powm(wants[i], c, keys[s].d, keys[s].n);
     }
     batch_run(&b);
     for (int i = 0; i < count; i++) {
         gt_soa_get(got, b.out, &b, i);
-        if (b.status[i] != GPURSA_ITEM_OK || mpz_cmp(got, wants[i]) != 0)
-            ck_abort_msg("coop %d bits item %d (key %d, input %d): status %d, %s", BITS, i, i % nkeys,
-                         k0 + i, b.status[i], mpz_cmp(got, wants[i]) ? "wrong result" : "right result");
+        if (b.status[i] != GT_STATUS_CANARY || mpz_cmp(got, wants[i]) != 0)
+            ck_abort_msg("coop %d bits item %d (key %d, input %d): status word %#x, %s", BITS, i, i % nkeys,
+                         k0 + i, (unsigned)b.status[i], mpz_cmp(got, wants[i]) ? "wrong result" : "right result");
         mpz_clear(wants[i]);
     }
     free(wants);
     gt_batch_free(&b);
-    mpz_clears(c, r, rinv, want, got, NULL);
+    mpz_clears(c, want, got, NULL);
 }
 
 /* GPURSA_TEST_SCALE > 1 (the sanitizer trees, where the emulation is ten
@@ -455,58 +454,56 @@ START_TEST(test_random_keys)
 }
 END_TEST
 
-START_TEST(test_edge_blinding)
+START_TEST(test_two_keys_random)
 {
     run_good(2, 100, PER_WARP * 2);
 }
 END_TEST
 
-/* c >= n and r * rinv != 1: BADINPUT and a zero result; a wrong dp: FAULT
- * and a zero result; good items in the same warp stay right. */
-START_TEST(test_bad)
+/* Items the unblinding stage rejects, next to good ones in the same warp: a
+ * key with a wrong dp (its result is not in^d mod n, so the stage's check
+ * fails) and inputs the blinding stage refuses (n and 2^bits - 1: the kernel
+ * reads them all the same). Good items stay right, and no status word is
+ * written. */
+START_TEST(test_bad_items_alone)
 {
     gpursa_rsa_keydata *wrong = malloc(sizeof(*wrong));
     gt_rsa_key *kk = &keys[0];
     batch b;
     const int count = scaled ? (PER_WARP < 4 ? 4 : PER_WARP) : PER_WARP * 2;
-    mpz_t c, r, rinv, got, want;
+    mpz_t c, got, want;
     ck_assert_ptr_nonnull(wrong);
     memcpy(wrong, kds[0], sizeof(*wrong));
     wrong->dp[1] ^= 0x10u;
-    mpz_inits(c, r, rinv, got, want, NULL);
+    mpz_inits(c, got, want, NULL);
     batch_init(&b, count);
     for (int i = 0; i < count; i++) {
         b.keys[i] = kds[0];
         mpz_urandomm(c, gt_rand, kk->n);
-        ck_assert(gt_blind_pair(r, rinv, kk->n, 0));
         switch (i % 4) {
-        case 0: mpz_set(c, kk->n); break;                     /* c == n */
-        case 1: mpz_add_ui(rinv, rinv, 1); mpz_mod(rinv, rinv, kk->n); break;  /* r rinv != 1 */
-        case 2: b.keys[i] = wrong; break;                     /* FAULT */
+        case 0: mpz_set(c, kk->n); break;                     /* in == n */
+        case 1: mpz_set_ui(c, 0); mpz_setbit(c, BITS); mpz_sub_ui(c, c, 1); break;  /* 2^bits - 1 */
+        case 2: b.keys[i] = wrong; break;                     /* a wrong dp */
         case 3: break;                                        /* good */
         }
         gt_soa_set(b.in, &b, i, c);
-        gt_soa_set(b.r, &b, i, r);
-        gt_soa_set(b.rinv, &b, i, rinv);
     }
     batch_run(&b);
     for (int i = 0; i < count; i++) {
-        int want_st = i % 4 == 0 || i % 4 == 1 ? GPURSA_ITEM_BADINPUT
-                      : i % 4 == 2 ? GPURSA_ITEM_FAULT : GPURSA_ITEM_OK;
+        ck_assert_msg(b.status[i] == GT_STATUS_CANARY, "item %d: status word %#x written", i,
+                      (unsigned)b.status[i]);
         gt_soa_get(got, b.out, &b, i);
-        ck_assert_msg(b.status[i] == want_st, "item %d: status %d, want %d", i, b.status[i], want_st);
-        if (want_st != GPURSA_ITEM_OK) {
-            ck_assert_msg(mpz_sgn(got) == 0, "item %d: failed item with a nonzero result", i);
-        } else {
-            gt_soa_get(c, b.in, &b, i);
-            mpz_powm(want, c, kk->d, kk->n);
-            ck_assert(mpz_cmp(got, want) == 0);
-        }
+        gt_soa_get(c, b.in, &b, i);
+        mpz_powm(want, c, kk->d, kk->n);
+        if (i % 4 == 3)
+            ck_assert_msg(mpz_cmp(got, want) == 0, "item %d: good item with a wrong result", i);
+        else if (i % 4 == 2)
+            ck_assert_msg(mpz_cmp(got, want) != 0, "item %d: a wrong dp gave the right result", i);
     }
     gt_batch_free(&b);
     gpursa_keyconv_cleanse(wrong, sizeof(*wrong));
     free(wrong);
-    mpz_clears(c, r, rinv, got, want, NULL);
+    mpz_clears(c, got, want, NULL);
 }
 END_TEST
 
@@ -515,26 +512,23 @@ END_TEST
 START_TEST(test_past_end)
 {
     batch b;
-    mpz_t c, r, rinv, want, got;
+    mpz_t c, want, got;
     const int count = 1;
-    mpz_inits(c, r, rinv, want, got, NULL);
+    mpz_inits(c, want, got, NULL);
     batch_init(&b, PER_WARP);                 /* room for a whole warp */
     b.count = count;
     for (int i = 0; i < count; i++) {
         b.keys[i] = kds[1];
         mpz_urandomm(c, gt_rand, keys[1].n);
-        ck_assert(gt_blind_pair(r, rinv, keys[1].n, 0));
         gt_soa_set(b.in, &b, i, c);
-        gt_soa_set(b.r, &b, i, r);
-        gt_soa_set(b.rinv, &b, i, rinv);
     }
     batch_run(&b);
     gt_soa_get(got, b.out, &b, 0);
     mpz_powm(want, c, keys[1].d, keys[1].n);
-    ck_assert(b.status[0] == GPURSA_ITEM_OK && mpz_cmp(got, want) == 0);
+    ck_assert(b.status[0] == GT_STATUS_CANARY && mpz_cmp(got, want) == 0);
     ck_assert_int_eq(gt_batch_first_written(&b, count), -1);
     gt_batch_free(&b);
-    mpz_clears(c, r, rinv, want, got, NULL);
+    mpz_clears(c, want, got, NULL);
 }
 END_TEST
 
@@ -807,10 +801,10 @@ int main(void)
     tcase_add_test(tc, test_edges);
     if (!scaled) {
         tcase_add_test(tc, test_random_keys);
-        tcase_add_test(tc, test_edge_blinding);
+        tcase_add_test(tc, test_two_keys_random);
         tcase_add_test(tc, test_past_end);
     }
-    tcase_add_test(tc, test_bad);
+    tcase_add_test(tc, test_bad_items_alone);
 #ifdef GPURSA_COOP_FP
     tcase_add_test(tc, test_fp_prod);
     tcase_add_test(tc, test_fp_settle);
@@ -831,7 +825,7 @@ int main(void)
 /* Constant time, under valgrind memcheck (test_gpu_coop_ct.sh): the same
  * emulated warp with the key's secrets (p, q, dp, dq, qinv and every
  * constant derived from p and q, the 32-bit and the 52-bit ones) and the
- * inputs and blinding factors marked undefined. Memcheck reports any branch
+ * inputs (the blinded values c_b) marked undefined. Memcheck reports any branch
  * or address that depends on them. Results are marked defined again before
  * they are compared with GMP. Without valgrind it only checks the results. */
 #include "tests/gpu/gpu_ct.h"
@@ -851,9 +845,9 @@ START_TEST(test_ct)
     const int count = CT_ITEM + 1;
     gpursa_rsa_keydata *priv[3];
     batch b;
-    mpz_t c, r, rinv, want, got;
+    mpz_t c, want, got;
 
-    mpz_inits(c, r, rinv, want, got, NULL);
+    mpz_inits(c, want, got, NULL);
     batch_init(&b, count);
     for (int k = 0; k < keys_n; k++) {
         priv[k] = malloc(sizeof(*priv[k]));
@@ -865,10 +859,7 @@ START_TEST(test_ct)
     for (int i = CT_ITEM; i < count; i++) {                  /* the items that run */
         b.keys[i] = priv[_i];
         mpz_urandomm(c, gt_rand, keys[_i].n);
-        ck_assert(gt_blind_pair(r, rinv, keys[_i].n, 0));
         gt_soa_set(b.in, &b, i, c);
-        gt_soa_set(b.r, &b, i, r);
-        gt_soa_set(b.rinv, &b, i, rinv);
     }
     gt_mark_batch_secret(&b);
     batch_run_range(&b, CT_ITEM, 1);
@@ -877,15 +868,16 @@ START_TEST(test_ct)
         gt_soa_get(got, b.out, &b, i);
         gt_soa_get(c, b.in, &b, i);
         mpz_powm(want, c, keys[_i].d, keys[_i].n);
-        ck_assert_msg(b.status[i] == GPURSA_ITEM_OK && mpz_cmp(got, want) == 0,
-                      "coop %d bits item %d: status %d", BITS, i, b.status[i]);
+        ck_assert_msg(b.status[i] == GT_STATUS_CANARY && mpz_cmp(got, want) == 0,
+                      "coop %d bits item %d: status word %#x, %s", BITS, i, (unsigned)b.status[i],
+                      mpz_cmp(got, want) ? "wrong result" : "right result");
     }
     gt_batch_free(&b);
     for (int k = 0; k < keys_n; k++) {
         gpursa_keyconv_cleanse(priv[k], sizeof(*priv[k]));
         free(priv[k]);
     }
-    mpz_clears(c, r, rinv, want, got, NULL);
+    mpz_clears(c, want, got, NULL);
 }
 END_TEST
 

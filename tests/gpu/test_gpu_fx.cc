@@ -14,17 +14,20 @@
  * value. The device's carry-chain arithmetic is used for IMAD too
  * (GPURSA_MONT_EMULATE_DEVICE), as the GPU runs it.
  *
- * Checked, per size and variant: edge and random inputs (0, 1, n-1, p, 3q,
- * all-ones limbs) and blinding factors (1, n-1, random), keys with e = 3 and
- * with p < q and p > q, several keys in one batch, threads past the end of
- * the batch (they store nothing), BADINPUT for c >= n and for r rinv != 1
- * modulo n, p alone or q alone, FAULT for a key with a wrong dp or a wrong
- * dq, and every output word of a failed item zero.
+ * The kernels compute m = in^d mod n by CRT for an input in < n (the
+ * blinded value the blinding stage writes; the modulus-n stages around them,
+ * which check and unblind, are not part of them). Checked against GMP, per
+ * size and variant: edge and random inputs (0, 1, n-1, p, 3q, all-ones
+ * limbs), keys with e = 3 and with p < q and p > q, several keys in one
+ * batch, threads past the end of the batch (they store nothing), that no
+ * status word is written (the unblinding stage is its only writer), and that
+ * items with a wrong dp or dq, or an input the blinding stage would refuse
+ * (>= n), change no other item's result.
  *
  * Built with -DGPURSA_FX_CT (test_gpu_fx_ct, run under valgrind memcheck by
- * test_gpu_fx_ct.sh) it runs one item per case with the key's secrets, the
- * input and the blinding factors marked undefined: memcheck reports every
- * branch and address that depends on them.
+ * test_gpu_fx_ct.sh) it runs one item per case with the key's secrets and
+ * the input marked undefined: memcheck reports every branch and address
+ * that depends on them.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -65,10 +68,7 @@ static thread_local fx_dim3 blockIdx, blockDim, threadIdx;
 typedef struct {
     const void *const *keys;
     const uint32_t *in;
-    const uint32_t *r;
-    const uint32_t *rinv;
     uint32_t *out;
-    int32_t *status;
     uint32_t count;
     uint32_t stride;
 } gpursa_cuda_args;
@@ -213,10 +213,7 @@ static gpursa_cuda_args batch_args(batch *b)
     gpursa_cuda_args a;
     a.keys = b->keys;
     a.in = b->in;
-    a.r = b->r;
-    a.rinv = b->rinv;
     a.out = b->out;
-    a.status = b->status;
     a.count = (uint32_t)b->count;
     a.stride = b->stride;
     return a;
@@ -264,8 +261,8 @@ static void keys_free(void)
 /* The sizes and variants, with the good items each batch of test_good runs
  * (item i: key i % 3) and whether test_bad runs (the work per item grows with
  * the cube of the size, and XMAD's 16-bit products are slower on the host
- * still: its status logic is gpursa_fx1_kernel's, which IMAD's test_bad
- * checks at every size). */
+ * still: its kernel is gpursa_fx1_kernel, which IMAD's test_bad checks at
+ * every size). */
 static const struct {
     fx_config c;
     int items, bad;
@@ -304,24 +301,21 @@ static void make_input(mpz_t c, const gt_rsa_key *kk, int k, int nl)
     }
 }
 
-/* Good items of every key in one batch (item i: key i % 3, input i,
- * blinding factor i % 4: random, 1, n-1, random), each against GMP. */
+/* Items of every key in one batch (item i: key i % 3, input i), each
+ * against GMP; no status word written. */
 START_TEST(test_good)
 {
     const fx_config *c = &configs[_i].c;
     const int z = size_index(c->bits), nl = c->bits / 32, count = configs[_i].items;
     batch b;
-    mpz_t x, r, rinv, want, got;
-    mpz_inits(x, r, rinv, want, got, NULL);
+    mpz_t x, want, got;
+    mpz_inits(x, want, got, NULL);
     batch_init(&b, count, nl);
     for (int i = 0; i < count; i++) {
         const gt_rsa_key *kk = &keys[z][i % FX_KEYS];
         b.keys[i] = kds[z][i % FX_KEYS];
         make_input(x, kk, i, nl);
-        ck_assert(gt_blind_pair(r, rinv, kk->n, i % 4));
         gt_soa_set(b.in, &b, i, x);
-        gt_soa_set(b.r, &b, i, r);
-        gt_soa_set(b.rinv, &b, i, rinv);
     }
     batch_run(c, &b);
     for (int i = 0; i < count; i++) {
@@ -329,87 +323,68 @@ START_TEST(test_good)
         gt_soa_get(x, b.in, &b, i);
         gt_soa_get(got, b.out, &b, i);
         mpz_powm(want, x, kk->d, kk->n);
-        ck_assert_msg(b.status[i] == GPURSA_ITEM_OK && mpz_cmp(got, want) == 0,
-                      "%s %d bits item %d (key %d): status %d, %s", c->name, c->bits, i, i % FX_KEYS, b.status[i],
-                      mpz_cmp(got, want) ? "wrong result" : "right result");
+        ck_assert_msg(b.status[i] == GT_STATUS_CANARY && mpz_cmp(got, want) == 0,
+                      "%s %d bits item %d (key %d): status word %#x, %s", c->name, c->bits, i, i % FX_KEYS,
+                      (unsigned)b.status[i], mpz_cmp(got, want) ? "wrong result" : "right result");
     }
     gt_batch_free(&b);
-    mpz_clears(x, r, rinv, want, got, NULL);
+    mpz_clears(x, want, got, NULL);
 }
 END_TEST
 
-/* rinv' = rinv mod one prime (`keep`) and rinv + 1 mod the other, rinv' < n:
- * r rinv' == 1 modulo keep only */
-static void rinv_one_prime(mpz_t rinv, const gt_rsa_key *kk, const mpz_t keep, const mpz_t other)
-{
-    mpz_t t, u;
-    mpz_inits(t, u, NULL);
-    /* rinv + keep * (keep^-1 mod other): the same mod keep, +1 mod other */
-    ck_assert(mpz_invert(t, keep, other));
-    mpz_mul(t, t, keep);
-    mpz_add(u, rinv, t);
-    mpz_mod(rinv, u, kk->n);
-    mpz_clears(t, u, NULL);
-}
-
-/* c == n, r rinv != 1 (mod n, mod p only, mod q only): BADINPUT; a wrong dp
- * or dq: FAULT; every failed item's result zero, the good ones right. */
+/* Items the unblinding stage rejects next to good ones: inputs the blinding
+ * stage refuses (n, 2^bits - 1: the kernels read them all the same), a key
+ * with a wrong dp or a wrong dq (its result is not in^d mod n, so the
+ * stage's check fails). Good items stay right; no status word is written. */
 START_TEST(test_bad)
 {
     const fx_config *c = &configs[_i].c;
-    const int z = size_index(c->bits), nl = c->bits / 32, ncases = 7;
+    const int z = size_index(c->bits), nl = c->bits / 32, ncases = 5;
     const int count = c->bits <= 2048 ? 2 * ncases : ncases;
     const gt_rsa_key *kk = &keys[z][0];
     gpursa_rsa_keydata *wrong_dp = (gpursa_rsa_keydata *)malloc(sizeof(*wrong_dp));
     gpursa_rsa_keydata *wrong_dq = (gpursa_rsa_keydata *)malloc(sizeof(*wrong_dq));
     batch b;
-    mpz_t x, r, rinv, got, want;
+    mpz_t x, got, want;
     ck_assert(wrong_dp != NULL && wrong_dq != NULL);
     memcpy(wrong_dp, kds[z][0], sizeof(*wrong_dp));
     memcpy(wrong_dq, kds[z][0], sizeof(*wrong_dq));
     wrong_dp->dp[1] ^= 0x10u;
     wrong_dq->dq[2] ^= 0x100u;
-    mpz_inits(x, r, rinv, got, want, NULL);
+    mpz_inits(x, got, want, NULL);
     batch_init(&b, count, nl);
     for (int i = 0; i < count; i++) {
         b.keys[i] = kds[z][0];
         mpz_urandomm(x, gt_rand, kk->n);
-        ck_assert(gt_blind_pair(r, rinv, kk->n, 0));
         switch (i % ncases) {
-        case 0: mpz_set(x, kk->n); break;                               /* c == n */
-        case 1: mpz_add_ui(rinv, rinv, 1); mpz_mod(rinv, rinv, kk->n); break;  /* r rinv != 1 */
-        case 2: rinv_one_prime(rinv, kk, kk->p, kk->q); break;          /* == 1 mod p only */
-        case 3: rinv_one_prime(rinv, kk, kk->q, kk->p); break;          /* == 1 mod q only */
-        case 4: b.keys[i] = wrong_dp; break;                            /* FAULT */
-        case 5: b.keys[i] = wrong_dq; break;                            /* FAULT */
-        default: break;                                                 /* good */
+        case 0: mpz_set(x, kk->n); break;                                   /* in == n */
+        case 1: mpz_set_ui(x, 0); mpz_setbit(x, c->bits); mpz_sub_ui(x, x, 1); break;  /* 2^bits - 1 */
+        case 2: b.keys[i] = wrong_dp; break;
+        case 3: b.keys[i] = wrong_dq; break;
+        default: break;                                                     /* good */
         }
         gt_soa_set(b.in, &b, i, x);
-        gt_soa_set(b.r, &b, i, r);
-        gt_soa_set(b.rinv, &b, i, rinv);
     }
     batch_run(c, &b);
     for (int i = 0; i < count; i++) {
         const int k = i % ncases;
-        const int want_st = k < 4 ? GPURSA_ITEM_BADINPUT : k < 6 ? GPURSA_ITEM_FAULT : GPURSA_ITEM_OK;
+        ck_assert_msg(b.status[i] == GT_STATUS_CANARY, "%s %d bits item %d (case %d): status word %#x written",
+                      c->name, c->bits, i, k, (unsigned)b.status[i]);
         gt_soa_get(got, b.out, &b, i);
-        ck_assert_msg(b.status[i] == want_st, "%s %d bits item %d (case %d): status %d, want %d", c->name, c->bits,
-                      i, k, b.status[i], want_st);
-        if (want_st != GPURSA_ITEM_OK) {
-            ck_assert_msg(mpz_sgn(got) == 0, "%s %d bits item %d (case %d): failed item with a nonzero result",
-                          c->name, c->bits, i, k);
-        } else {
-            gt_soa_get(x, b.in, &b, i);
-            mpz_powm(want, x, kk->d, kk->n);
+        gt_soa_get(x, b.in, &b, i);
+        mpz_powm(want, x, kk->d, kk->n);
+        if (k == 4)
             ck_assert_msg(mpz_cmp(got, want) == 0, "%s %d bits item %d: wrong result", c->name, c->bits, i);
-        }
+        else if (k >= 2)
+            ck_assert_msg(mpz_cmp(got, want) != 0, "%s %d bits item %d (case %d): a wrong exponent gave the right result",
+                          c->name, c->bits, i, k);
     }
     gt_batch_free(&b);
     gpursa_keyconv_cleanse(wrong_dp, sizeof(*wrong_dp));
     gpursa_keyconv_cleanse(wrong_dq, sizeof(*wrong_dq));
     free(wrong_dp);
     free(wrong_dq);
-    mpz_clears(x, r, rinv, got, want, NULL);
+    mpz_clears(x, got, want, NULL);
 }
 END_TEST
 
@@ -439,8 +414,8 @@ int main(void)
 
 /* Constant time, under valgrind memcheck (test_gpu_fx_ct.sh): one item of
  * key 0 (random primes, e = 65537), with the key's secrets (p, q, dp, dq,
- * qinv and every constant derived from p and q) and the input and blinding
- * factors marked undefined; memcheck reports any branch or address that
+ * qinv and every constant derived from p and q) and the input (the blinded
+ * value c_b) marked undefined; memcheck reports any branch or address that
  * depends on them. The results are marked defined again before they are
  * compared with GMP. Without valgrind it only checks the results. */
 #include "tests/gpu/gpu_ct.h"
@@ -473,19 +448,16 @@ START_TEST(test_ct)
     const gt_rsa_key *kk = &keys[z][0];
     gpursa_rsa_keydata *priv = (gpursa_rsa_keydata *)malloc(sizeof(gpursa_rsa_keydata));
     batch b;
-    mpz_t x, r, rinv, want, got;
+    mpz_t x, want, got;
 
     ck_assert_ptr_nonnull(priv);
     memcpy(priv, kds[z][0], sizeof(*priv));
     gt_mark_key_secret(priv);
-    mpz_inits(x, r, rinv, want, got, NULL);
+    mpz_inits(x, want, got, NULL);
     batch_init(&b, 1, nl);
     b.keys[0] = priv;
     mpz_urandomm(x, gt_rand, kk->n);
-    ck_assert(gt_blind_pair(r, rinv, kk->n, 0));
     gt_soa_set(b.in, &b, 0, x);
-    gt_soa_set(b.r, &b, 0, r);
-    gt_soa_set(b.rinv, &b, 0, rinv);
     gt_mark_batch_secret(&b);
     gpursa_cuda_args a = batch_args(&b);
     fx_run_threads(c->k, c->lanes, &a, 0, (uint32_t)c->lanes);
@@ -494,12 +466,12 @@ START_TEST(test_ct)
     gt_soa_get(got, b.out, &b, 0);
     gt_soa_get(x, b.in, &b, 0);
     mpz_powm(want, x, kk->d, kk->n);
-    ck_assert_msg(b.status[0] == GPURSA_ITEM_OK && mpz_cmp(got, want) == 0, "%s %d bits: status %d, %s",
-                  c->name, c->bits, b.status[0], mpz_cmp(got, want) ? "wrong result" : "right result");
+    ck_assert_msg(b.status[0] == GT_STATUS_CANARY && mpz_cmp(got, want) == 0, "%s %d bits: status word %#x, %s",
+                  c->name, c->bits, (unsigned)b.status[0], mpz_cmp(got, want) ? "wrong result" : "right result");
     gt_batch_free(&b);
     gpursa_keyconv_cleanse(priv, sizeof(*priv));
     free(priv);
-    mpz_clears(x, r, rinv, want, got, NULL);
+    mpz_clears(x, want, got, NULL);
 }
 END_TEST
 

@@ -11,7 +11,10 @@
  * The backend interface (gpursa_gpu_backend_ops) of the backend named by
  * GPURSA_TEST_BACKEND (host by default; cuda on the GPU machine, skipped
  * with 77 when no device): key upload and refusal, batches mixing several
- * keys, per-item status, FAULT from a key whose dp is wrong, batch limits.
+ * keys, per-item status, FAULT from a key whose dp is wrong, batch limits;
+ * on CUDA also the fail-closed status words (fault injection through
+ * gpursa_cuda_debug_fault_items: an unwritten or out-of-range item is FAULT,
+ * on fresh and on reused buffers).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -21,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gpu/gpursa_cuda_load.h"
+#include "gpu/gpursa_cuda_status.h"
 #include "gpu/gpursa_keyconv.h"
 #include "gpu/gpursa_rsa_op.h"
 #include "tests/gpu/gpu_testutil.h"
@@ -455,6 +459,27 @@ static void run_backend_batch_rep(int size_idx, gpursa_variant v, size_t nitems,
     ops->device_close(dev);
 }
 
+/* CUDA COOP picks a kernel by the items in flight (kernels_<bits>.cu; a lone
+ * batch's load is its size), so each kernel gets a batch of a load that
+ * routes to it. On a device with full-rate FP64: RSA-2048 32-bit limbs, 2 a
+ * lane, up to 1,024 (a batch of 300), then FP64 limbs on 4 lanes a CRT half up
+ * to 6,000 (2,600) and on 2 above (7,000); RSA-3072 FP64 limbs on 8 lanes a
+ * half up to 2,048 (300), on 3 above (4,000); RSA-4096 FP64 limbs on 8 lanes a
+ * half up to 2,048 (300), on 4 above (2,500): cuda_heavy. With
+ * GPURSA_CUDA_FP64=0, as on a device without it (newer than Hopper; a T4, A10
+ * or L4 with variant = coop): RSA-2048 32-bit limbs, 4 a lane, above 1,024
+ * (1,500), RSA-3072's and 4096's 32-bit kernels at every load (300):
+ * cuda_no_fp64. n items, of which the first `distinct` are made and the rest
+ * repeat them. */
+typedef struct { size_t n, distinct; } cuda_load;
+static const cuda_load cuda_heavy[4][2] = {
+    {{0, 0}},
+    {{2600, 2600}, {7000, 300}},
+    {{4000, 300}},
+    {{2500, 300}},
+};
+static const cuda_load cuda_no_fp64[4] = {{0, 0}, {1500, 300}, {300, 300}, {300, 300}};
+
 static void run_backend_batch(int size_idx, gpursa_variant v, size_t nitems)
 {
     run_backend_batch_rep(size_idx, v, nitems, nitems);
@@ -470,29 +495,9 @@ START_TEST(test_backend_batch_mixed_keys)
     /* host: modest batches (every item runs on this CPU); threads split at 8+ */
     int cuda = getenv("GPURSA_TEST_BACKEND") && strcmp(getenv("GPURSA_TEST_BACKEND"), "cuda") == 0;
     size_t n = cuda ? 300 : (_i / 5 < 2 ? 24 : 9);
-    /* CUDA COOP picks a kernel by the items in flight (kernels_<bits>.cu; a
-     * lone batch's load is its size), so each kernel gets a batch of a load
-     * that routes to it. On a device with full-rate FP64: RSA-2048 32-bit
-     * limbs, 2 a lane, up to 1,024 (the batch of 300), then FP64 limbs on 4
-     * lanes a CRT half up to 6,000 (2,600) and on 2 above (7,000); RSA-3072
-     * FP64 limbs on 8 lanes a half up to 2,048 (300), on 3 above (4,000);
-     * RSA-4096 FP64 limbs on 8 lanes a half up to 2,048 (300), on 4 above
-     * (2,500). With GPURSA_CUDA_FP64=0, as on a device without it (newer
-     * than Hopper; a T4, A10 or L4 with variant = coop): RSA-2048 32-bit
-     * limbs, 4 a lane, above 1,024 (1,500), RSA-3072's and 4096's 32-bit
-     * kernels at every load (300). n items, of which the first `distinct`
-     * are made and the rest repeat them. */
-    typedef struct { size_t n, distinct; } load;
-    static const load heavy[4][2] = {
-        {{0, 0}},
-        {{2600, 2600}, {7000, 300}},
-        {{4000, 300}},
-        {{2500, 300}},
-    };
-    static const load no_fp64[4] = {{0, 0}, {1500, 300}, {300, 300}, {300, 300}};
     if (cuda && vs[_i % 5] == GPURSA_VARIANT_COOP) {
-        const load *h = heavy[_i / 5], *nf = &no_fp64[_i / 5];
-        for (size_t j = 0; j < sizeof(heavy[0]) / sizeof(heavy[0][0]) && h[j].n != 0; j++)
+        const cuda_load *h = cuda_heavy[_i / 5], *nf = &cuda_no_fp64[_i / 5];
+        for (size_t j = 0; j < 2 && h[j].n != 0; j++)
             run_backend_batch_rep(_i / 5, GPURSA_VARIANT_COOP, h[j].n, h[j].distinct);
         if (nf->n != 0) {
             ck_assert_int_eq(setenv("GPURSA_CUDA_FP64", "0", 1), 0);
@@ -548,6 +553,99 @@ START_TEST(test_backend_device_key_wiped_on_free)
     ck_assert_int_eq(gpursa_cuda_debug_read_freed_key(buf, cap, &len), GPURSA_GPU_ERR_INVALID);
     free(buf);
     ops->device_close(dev);
+#endif
+}
+END_TEST
+
+/* ---- the CUDA backend's result check fails closed ------------------------ */
+
+#ifdef GPURSA_HAVE_CUDA
+/* One batch of nitems on `batch` (its first `distinct` items made, the
+ * others repeating them; item i: key i % 3) with the fault hooks set to
+ * (skip, corrupt) for its launch: items skip and corrupt come back FAULT
+ * with a zeroed output, every other OK with the reference result. The hooks
+ * are off again before anything is checked (CK_FORK=no on the GPU: a failed
+ * check must not leave them on for the tests after it). */
+static void run_fault_round(gpursa_gpu_batch *batch, gpursa_gpu_key **key, gt_rsa_key **kk, size_t nitems,
+                            size_t distinct, int skip, int corrupt)
+{
+    gpursa_gpu_item *items = calloc(nitems, sizeof(*items));
+    item_data *data = calloc(nitems, sizeof(*data));
+    ck_assert(items != NULL && data != NULL);
+    for (size_t i = 0; i < nitems; i++) {
+        if (i >= distinct)
+            item_copy(&data[i], &items[i], &data[i % distinct], &items[i % distinct]);
+        else
+            item_make(&data[i], &items[i], key[i % 3], kk[i % 3], (int)(i % (INPUT_EDGES + 3)),
+                      GPURSA_ITEM_OK);
+        data[i].expect = (int)i == skip || (int)i == corrupt ? GPURSA_ITEM_FAULT : GPURSA_ITEM_OK;
+    }
+    gpursa_cuda_debug_fault_items(skip, corrupt);
+    int rc = ops->batch_submit(batch, items, nitems);
+    gpursa_cuda_debug_fault_items(-1, -1);
+    ck_assert_int_eq(rc, GPURSA_GPU_OK);
+    ck_assert_int_eq(ops->batch_wait(batch), GPURSA_GPU_OK);
+    for (size_t i = 0; i < nitems; i++)
+        item_check(&data[i], &items[i], i);
+    free(items);
+    free(data);
+}
+
+/* A newly opened device and a new batch (fresh device buffers, which
+ * cudaMalloc typically hands out zeroed), variant v, nitems: the first batch
+ * with its last item left unwritten by the unblinding stage and item 0's
+ * result made >= n reports both FAULT; the hooks off, the same batch object
+ * all OK (every status word OK now). With `again`, the hooks on once more
+ * (the middle item unwritten, the last one out of range): FAULT again, since
+ * the words the last batch left OK are preset, not reused; then off, all OK. */
+static void run_fault_batches(int size_idx, gpursa_variant v, size_t nitems, size_t distinct, int again)
+{
+    gpursa_gpu_device *dev = open_dev(v);
+    if (dev == NULL)
+        return;
+    gt_rsa_key *kk[3] = {get_key(size_idx, 0), get_key(size_idx, 2), get_key(size_idx, 1)};
+    gpursa_gpu_key *key[3];
+    gpursa_gpu_batch *batch = NULL;
+    const int last = (int)nitems - 1, mid = (int)(nitems / 2);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(ops->key_upload(dev, &kk[i]->km, &key[i]), GPURSA_GPU_OK);
+    ck_assert_int_eq(ops->batch_new(dev, key_bits[size_idx], nitems, &batch), GPURSA_GPU_OK);
+    run_fault_round(batch, key, kk, nitems, distinct, last, 0);
+    run_fault_round(batch, key, kk, nitems, distinct, -1, -1);
+    if (again) {
+        run_fault_round(batch, key, kk, nitems, distinct, mid, last);
+        run_fault_round(batch, key, kk, nitems, distinct, -1, -1);
+    }
+    ops->batch_free(batch);
+    for (int i = 0; i < 3; i++)
+        ops->key_free(dev, key[i]);
+    ops->device_close(dev);
+}
+#endif
+
+/* CUDA only: an item that no kernel finished, or whose result is right
+ * modulo n but not below it, is a FAULT with a zeroed output and never OK;
+ * the other items of its batch are right. Per key size (_i): the variant
+ * AUTO picks, and COOP with a light load (its narrow kernel) and with the
+ * heavy loads that route to each of the size's other kernels (as
+ * test_backend_batch_mixed_keys; the FP64-limb ones on a device with
+ * full-rate FP64, else the 32-bit ones). */
+START_TEST(test_backend_cuda_fault_items_fail_closed)
+{
+#ifdef GPURSA_HAVE_CUDA
+    const char *which = getenv("GPURSA_TEST_BACKEND");
+    if (backend_skip || which == NULL || strcmp(which, "cuda") != 0)
+        return;
+    /* the heavy loads' batches with 64 distinct items (GMP's references) */
+    run_fault_batches(_i, GPURSA_VARIANT_AUTO, 33, 33, 1);
+    run_fault_batches(_i, GPURSA_VARIANT_COOP, 20, 20, 1);
+    for (size_t j = 0; j < 2 && cuda_heavy[_i][j].n != 0; j++)
+        run_fault_batches(_i, GPURSA_VARIANT_COOP, cuda_heavy[_i][j].n, 64, 0);
+    if (cuda_no_fp64[_i].n != 0) {
+        ck_assert_int_eq(setenv("GPURSA_CUDA_FP64", "0", 1), 0);
+        run_fault_batches(_i, GPURSA_VARIANT_COOP, cuda_no_fp64[_i].n, 64, 0);
+        ck_assert_int_eq(unsetenv("GPURSA_CUDA_FP64"), 0);
+    }
 #endif
 }
 END_TEST
@@ -643,6 +741,37 @@ START_TEST(test_cuda_fp64_override)
 }
 END_TEST
 
+/* The CUDA backend's status words fail closed: OK only for the word the
+ * unblinding stage writes, and only with the echo equal to the caller's
+ * input; BADINPUT as the blinding stage writes it; the preset (what the
+ * backend's byte memset gives), zeroed memory, the blinding stage's word,
+ * the item statuses' own values and random words: FAULT. */
+START_TEST(test_cuda_status_word_fails_closed)
+{
+    uint32_t preset;
+    memset(&preset, GPURSA_DEV_ST_PRESET_BYTE, sizeof(preset));
+    ck_assert_uint_eq(preset, GPURSA_DEV_ST_PRESET);
+    ck_assert_int_eq(gpursa_cuda_item_status(GPURSA_DEV_ST_OK, 1), GPURSA_ITEM_OK);
+    ck_assert_int_eq(gpursa_cuda_item_status(GPURSA_DEV_ST_OK, 0), GPURSA_ITEM_FAULT);
+    ck_assert_int_eq(gpursa_cuda_item_status(GPURSA_DEV_ST_BADINPUT, 1), GPURSA_ITEM_BADINPUT);
+    ck_assert_int_eq(gpursa_cuda_item_status(GPURSA_DEV_ST_BADINPUT, 0), GPURSA_ITEM_FAULT);
+    const uint32_t faults[] = {preset, 0, GPURSA_DEV_ST_BLINDED, (uint32_t)GPURSA_ITEM_OK,
+                               (uint32_t)GPURSA_ITEM_FAULT, (uint32_t)GPURSA_ITEM_BADINPUT,
+                               (uint32_t)GPURSA_ITEM_PENDING, 0xffffffffu, GPURSA_DEV_ST_OK ^ 1u,
+                               GPURSA_DEV_ST_OK ^ 0x80000000u, GPURSA_DEV_ST_BADINPUT ^ 0x100u};
+    for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+        for (int echo = 0; echo < 2; echo++)
+            ck_assert_msg(gpursa_cuda_item_status(faults[i], echo) == GPURSA_ITEM_FAULT, "word %#x, echo %d",
+                          (unsigned)faults[i], echo);
+    for (int i = 0; i < 1000; i++) {
+        uint32_t w = (uint32_t)gmp_urandomb_ui(gt_rand, 32);
+        int want = w == GPURSA_DEV_ST_OK ? GPURSA_ITEM_OK
+                   : w == GPURSA_DEV_ST_BADINPUT ? GPURSA_ITEM_BADINPUT : GPURSA_ITEM_FAULT;
+        ck_assert_int_eq(gpursa_cuda_item_status(w, 1), want);
+    }
+}
+END_TEST
+
 static Suite *make_rsa_op_suite(void)
 {
     Suite *s = suite_create("gpu_rsa_op");
@@ -657,6 +786,7 @@ static Suite *make_rsa_op_suite(void)
     tcase_add_test(tc, test_names_and_strings);
     tcase_add_test(tc, test_cuda_load_by_sms);
     tcase_add_test(tc, test_cuda_fp64_override);
+    tcase_add_test(tc, test_cuda_status_word_fails_closed);
     suite_add_tcase(s, tc);
     return s;
 }
@@ -669,6 +799,7 @@ static Suite *make_backend_suite(void)
     tcase_add_loop_test(tc, test_backend_batch_mixed_keys, 0, 20);
     tcase_add_test(tc, test_backend_refusals);
     tcase_add_test(tc, test_backend_device_key_wiped_on_free);
+    tcase_add_loop_test(tc, test_backend_cuda_fault_items_fail_closed, 0, 4);
     suite_add_tcase(s, tc);
     return s;
 }

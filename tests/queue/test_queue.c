@@ -32,6 +32,9 @@
 #include "queue/gpursa_queue_int.h"   /* gpursa_cpu_stat_parse */
 #include "bench/gpursa_bench_instant.h"
 #include "tests/queue/fake_backend.h"
+#ifdef GPURSA_HAVE_CUDA
+#include "gpu/gpursa_cuda_debug.h"
+#endif
 
 /* ---- keys and the CPU path ------------------------------------------------ */
 
@@ -982,6 +985,50 @@ START_TEST(test_fault_items_recomputed_on_cpu_never_released)
 }
 END_TEST
 
+/* The same through the real CUDA backend (GPURSA_TEST_BACKEND=cuda on a GPU
+ * machine; elsewhere nothing runs): with its fault hooks on, every batch's
+ * item 0 is left unwritten by the unblinding stage and item 1 gets a result
+ * that is right modulo n but not below it. Every caller still gets the right
+ * result (recomputed on the CPU), and the fault counter counts those items:
+ * one or two a batch. */
+START_TEST(test_cuda_fault_items_recomputed_on_cpu_never_released)
+{
+#ifdef GPURSA_HAVE_CUDA
+    const char *which = getenv("GPURSA_TEST_BACKEND");
+    const gpursa_gpu_backend_ops *cuda = gpursa_gpu_backend(GPURSA_BACKEND_CUDA);
+    gpursa_queue *q;
+    gpursa_queue_key *qk[2];
+    tkey *k[2] = { &keys[0], &keys[2] };
+    int count = 0;
+    long bad;
+
+    if (which == NULL || strcmp(which, "cuda") != 0 || cuda == NULL || cuda->device_count(&count) != GPURSA_GPU_OK
+        || count < 1)
+        return;
+    q = mkq(cuda, 32, 1000, 1, 1024);
+    qk[0] = mkkey(q, k[0]);
+    qk[1] = mkkey(q, k[1]);
+    gpursa_cuda_debug_fault_items(0, 1);
+    bad = run_threads(q, qk, k, 2, 8, 50);
+    gpursa_cuda_debug_fault_items(-1, -1);
+    dump_stats("cuda faults");
+    ck_assert_int_eq(bad, 0);
+    ck_assert_uint_eq(ops_total(), 8 * 50);
+    ck_assert_uint_gt(atomic_load(&stats.batches), 0);
+    ck_assert_uint_ge(atomic_load(&stats.faults), atomic_load(&stats.batches));
+    ck_assert_uint_le(atomic_load(&stats.faults), 2 * atomic_load(&stats.batches));
+    ck_assert_uint_eq(atomic_load(&stats.recomputed), atomic_load(&stats.faults));
+    /* hooks off: the same queue runs without faults */
+    uint64_t faults = atomic_load(&stats.faults);
+    ck_assert_int_eq(run_threads(q, qk, k, 2, 8, 20), 0);
+    ck_assert_uint_eq(atomic_load(&stats.faults), faults);
+    gpursa_queue_key_free(qk[0]);
+    gpursa_queue_key_free(qk[1]);
+    gpursa_queue_free(q);
+#endif
+}
+END_TEST
+
 START_TEST(test_failed_batches_complete_on_cpu_exactly_once)
 {
     gpursa_queue *q;
@@ -1838,6 +1885,7 @@ static Suite *queue_suite(void)
     tc = tcase_create("failures");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_fault_items_recomputed_on_cpu_never_released);
+    tcase_add_test(tc, test_cuda_fault_items_recomputed_on_cpu_never_released);
     tcase_add_test(tc, test_failed_batches_complete_on_cpu_exactly_once);
     tcase_add_test(tc, test_device_loss_reopens_with_backoff);
     tcase_add_test(tc, test_batch_finishing_after_loss_keeps_backoff);
