@@ -18,6 +18,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include "gpu/gpursa_cuda_load.h"
+#include "gpu/gpursa_cuda_status.h"
 #include "gpu/gpursa_gpu.h"
 
 /* Arguments of one batch launch (all pointers are device pointers). */
@@ -47,16 +48,7 @@ typedef struct {
                                * item's result before its checks */
 } gpursa_cuda_args;
 
-/* Device status words (the status array of a launch). The backend presets every
- * item's word to GPURSA_DEV_ST_PRESET (cudaMemsetAsync of the byte 0xFA) before each
- * batch; only the unblinding stage writes GPURSA_DEV_ST_OK, and only for an item whose
- * result it checked. OK is a value that zeroed memory cannot hold and that the preset
- * overwrites in stale memory, so an item that no kernel wrote reads as a fault. */
-#define GPURSA_DEV_ST_PRESET_BYTE 0xFA
-#define GPURSA_DEV_ST_PRESET   0xFAFAFAFAu
-#define GPURSA_DEV_ST_BLINDED  0x424C4E44u  /* the blinding stage took the item */
-#define GPURSA_DEV_ST_BADINPUT 0x42414449u  /* c, r or rinv >= n, or r rinv != 1 mod n */
-#define GPURSA_DEV_ST_OK       0x4F4B4F4Bu  /* out < n and out^e == c mod n */
+/* Device status words: gpursa_cuda_status.h (also compiled for the host tests). */
 
 /* The modulus-n stages around every private-operation kernel (blinding before the
  * CRT split and unblinding after Garner's recombination, as OpenSSL does), one
