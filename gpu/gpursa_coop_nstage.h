@@ -175,7 +175,10 @@ GPURSA_COOP_FN void gpursa_nst_unblind(const gpursa_nst_args *a, uint32_t tid)
 
     gpursa_coop_load(&c, n, kd->n);
     gpursa_coop_load(&c, rr, kd->n_rr);
-    st = (uint32_t)a->status[item];
+    /* the status word as it was: lane 0 of the group overwrites it at the end,
+     * so every lane takes it from a shuffle here rather than from a load the
+     * compiler might move after that store */
+    st = gpursa_coop_shfl(&c, (uint32_t)a->status[item], c.gbase);
     gpursa_nst_load_soa(&c, x, a->out, item, a->stride);                 /* m */
     gpursa_nst_load_soa(&c, y, a->rinv, item, a->stride);
     gpursa_coop_mul(&c, o, x, y, n, kd->n0inv);                          /* m rinv / R */
