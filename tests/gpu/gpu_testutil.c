@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "gpu/gpursa_keyconv.h"
 #include "gpu/gpursa_rsa_op.h"
 #include "tests/gpu/gpu_testutil.h"
 
@@ -211,6 +212,25 @@ void gt_rsa_key_free(gt_rsa_key *k)
     for (int i = 0; i < 7; i++)
         free(k->buf[i]);
     memset(k, 0, sizeof(*k));
+}
+
+void gt_rsa_keys_make(gt_rsa_key *keys, gpursa_rsa_keydata **kds, int count, int bits)
+{
+    for (int s = 0; s < count; s++) {
+        gt_rsa_keygen(&keys[s], bits, s == 1 ? 3 : 65537, s);
+        kds[s] = malloc(sizeof(*kds[s]));
+        if (kds[s] == NULL || gpursa_keyconv_load(kds[s], &keys[s].km) != GPURSA_GPU_OK)
+            abort();
+    }
+}
+
+void gt_rsa_keys_free(gt_rsa_key *keys, gpursa_rsa_keydata **kds, int count)
+{
+    for (int s = 0; s < count; s++) {
+        gpursa_keyconv_cleanse(kds[s], sizeof(*kds[s]));
+        free(kds[s]);
+        gt_rsa_key_free(&keys[s]);
+    }
 }
 
 const gpursa_gpu_backend_ops *gt_backend(int *skip)

@@ -47,6 +47,12 @@ typedef struct {
  * leading zero bytes and q's without its leading zero bytes (unequal lengths). */
 void gt_rsa_keygen(gt_rsa_key *k, int bits, uint64_t e, int shape);
 void gt_rsa_key_free(gt_rsa_key *k);
+/* count keys of `bits` bits, key s of shape s with e = 3 for s = 1 and 65537
+ * for the others, and each one's device form (gpursa_keyconv_load) in kds[s];
+ * aborts on failure. _free wipes and frees both. */
+struct gpursa_rsa_keydata;
+void gt_rsa_keys_make(gt_rsa_key *keys, struct gpursa_rsa_keydata **kds, int count, int bits);
+void gt_rsa_keys_free(gt_rsa_key *keys, struct gpursa_rsa_keydata **kds, int count);
 /* Rebuild the byte strings of km from the mpz values (after tampering). */
 void gt_rsa_key_encode(gt_rsa_key *k, int shape);
 

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * gpursa_coop_nstage.h - the modulus-n stages around the CRT kernels
+ * (gpursa_cuda_blind, gpursa_cuda_unblind in gpursa_cuda_kernels.h), one
+ * thread's part of one item, over the COOP arithmetic of gpursa_coop.h.
+ *
+ * Why: blinding modulo n before the CRT split and unblinding after Garner's
+ * recombination, as OpenSSL and the host backend (gpursa_rsa_op.h) do, so that
+ * no operation that involves p or q ever sees the caller's input c:
+ *   blind:   c_b = c r^e mod n; BADINPUT when c, r or rinv >= n or
+ *            r rinv != 1 mod n (then nothing derived from r or c is stored)
+ *   (the CRT kernel: m = c_b^d mod n)
+ *   unblind: out = m rinv mod n, and GPURSA_DEV_ST_OK only when the status
+ *            word was BLINDED, out < n and out^e == c mod n; else out = 0.
+ *
+ * Shape: the includer compiles gpursa_coop.h with GPURSA_COOP_H = the limbs of
+ * n (its "half" is the whole modulus) and GPURSA_COOP_L limbs a lane, so that a
+ * group of T = H / L lanes holds one full-length number. Each group runs its
+ * own item (item = thread index / T; T divides 32, so no lane idles and no
+ * group straddles two warps), and every shuffle and ballot names only the
+ * group's lanes: two items of a warp may have keys of different public
+ * exponents, whose loops differ in length.
+ *
+ * Constant time: as gpursa_coop.h. Control flow and addresses depend only on
+ * public values (the shape, the lane, the item index, the public exponent e,
+ * the test hooks); r, rinv, the CRT result m and every value derived from
+ * them (c_b, the checks, the status words) are handled as masks and selects.
+ * The input c and the modulus n are public. Local arrays are wiped with
+ * volatile stores at the end.
+ */
+#ifndef GPURSA_COOP_NSTAGE_H
+#define GPURSA_COOP_NSTAGE_H
+
+#ifndef GPURSA_COOP_H_INCLUDED
+#error "include gpu/gpursa_coop.h (with GPURSA_COOP_H = limbs of n) first"
+#endif
+#include "gpu/gpursa_cuda_status.h"
+
+#if 32 % GPURSA_COOP_T != 0
+#error "nstage: a group of T lanes must divide the warp"
+#endif
+
+/* The arguments of one launch of either stage (device pointers), as
+ * gpursa_cuda_args: the batch's arrays, and the unblinding stage's test hooks.
+ * A struct of its own, not gpursa_coop_args: that one is the CRT kernel's
+ * and follows what that kernel reads. */
+typedef struct {
+    const void *const *keys;
+    const uint32_t *in, *r, *rinv;
+    uint32_t *out;
+    int32_t *status;
+    uint32_t count, stride;
+    int32_t test_skip, test_corrupt;    /* -1, or an item (tests only) */
+} gpursa_nst_args;
+
+/* Thread tid's group context; returns its item (which may lie past the
+ * batch's end). */
+GPURSA_COOP_FN uint32_t gpursa_nst_place(gpursa_coop_ctx *c, uint32_t tid)
+{
+    c->k = (int)(tid % CO_T);
+    c->lane = (int)(tid & 31u);
+    c->gbase = c->lane - c->k;
+    c->mask = GPURSA_COOP_GMASK << c->gbase;
+    return tid / CO_T;
+}
+
+/* All ones when a == b (words, a mask, no comparison that could branch) */
+GPURSA_COOP_FN uint32_t gpursa_nst_eqw(uint32_t a, uint32_t b)
+{
+    uint32_t d = a ^ b;
+    return ((d | (0u - d)) >> 31) - 1u;
+}
+
+/* this lane's slice of item `item` of a SoA array of full-length numbers */
+GPURSA_COOP_FN void gpursa_nst_load_soa(const gpursa_coop_ctx *c, uint32_t *x, const uint32_t *soa,
+                                        uint32_t item, uint32_t stride)
+{
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        x[l] = soa[(size_t)(c->k * CO_L + l) * stride + item];
+}
+
+GPURSA_COOP_FN void gpursa_nst_store_soa(const gpursa_coop_ctx *c, uint32_t *soa, const uint32_t *x,
+                                         uint32_t item, uint32_t stride)
+{
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        soa[(size_t)(c->k * CO_L + l) * stride + item] = x[l];
+}
+
+/* All ones when the group's x < m (full-length values): the borrow out of x - m */
+GPURSA_COOP_FN uint32_t gpursa_nst_lt(const gpursa_coop_ctx *c, const uint32_t *x, const uint32_t *m)
+{
+    uint32_t d[CO_L], out;
+    uint32_t g = gpursa_coop_sub(d, x, m);
+    (void)gpursa_coop_resolve(c, (int)g, gpursa_coop_all(d, 0), &out);
+    return 0u - out;
+}
+
+/* x += v over the group; returns the carry out of the top (0 or 1) */
+GPURSA_COOP_FN uint32_t gpursa_nst_add(const gpursa_coop_ctx *c, uint32_t *x, const uint32_t *v)
+{
+    uint32_t in, out;
+    uint32_t g = gpursa_coop_add(x, x, v, 0);
+    in = gpursa_coop_resolve(c, (int)g, gpursa_coop_all(x, 0xffffffffu), &out);
+    (void)gpursa_coop_add1(x, in);
+    return out;
+}
+
+/* x &= mask, each word */
+GPURSA_COOP_FN void gpursa_nst_and(uint32_t *x, uint32_t mask)
+{
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        x[l] &= mask;
+}
+
+GPURSA_COOP_FN void gpursa_nst_wipe(uint32_t *x)
+{
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        ((volatile uint32_t *)x)[l] = 0;
+}
+
+/* The blinding stage, thread tid (every thread of a warp calls it: lanes
+ * past the batch's end work on its last item and store nothing). */
+GPURSA_COOP_FN void gpursa_nst_blind(const gpursa_nst_args *a, uint32_t tid)
+{
+    gpursa_coop_ctx c;
+    const uint32_t item_raw = gpursa_nst_place(&c, tid);
+    const int live = item_raw < a->count;
+    const uint32_t item = live ? item_raw : a->count - 1;
+    const gpursa_rsa_keydata *kd = (const gpursa_rsa_keydata *)a->keys[item];
+    uint32_t n[CO_L], rr[CO_L], x[CO_L], r[CO_L], y[CO_L], bad;
+
+    gpursa_coop_load(&c, n, kd->n);
+    gpursa_coop_load(&c, rr, kd->n_rr);
+    gpursa_nst_load_soa(&c, x, a->in, item, a->stride);                  /* c */
+    bad = ~gpursa_nst_lt(&c, x, n);
+    gpursa_nst_load_soa(&c, r, a->r, item, a->stride);
+    bad |= ~gpursa_nst_lt(&c, r, n);
+    gpursa_coop_mul(&c, y, r, rr, n, kd->n0inv);                         /* r R */
+    gpursa_nst_load_soa(&c, r, a->rinv, item, a->stride);
+    bad |= ~gpursa_nst_lt(&c, r, n);
+    gpursa_coop_mul(&c, r, r, y, n, kd->n0inv);                          /* r rinv mod n */
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        rr[l] = (c.k == 0 && l == 0) ? 1u : 0u;                           /* 1 (public) */
+    bad |= ~gpursa_coop_eq(&c, r, rr);
+    gpursa_coop_exp_public(&c, r, y, kd->e, n, kd->n0inv);               /* r^e R */
+    gpursa_coop_mul(&c, x, x, r, n, kd->n0inv);                          /* c r^e mod n */
+    gpursa_nst_and(x, ~bad);
+    if (live) {
+        gpursa_nst_store_soa(&c, a->out, x, item, a->stride);
+        if (c.k == 0)
+            a->status[item] = (int32_t)((bad & GPURSA_DEV_ST_BADINPUT) | (~bad & GPURSA_DEV_ST_BLINDED));
+    }
+    gpursa_nst_wipe(x);
+    gpursa_nst_wipe(r);
+    gpursa_nst_wipe(y);
+}
+
+/* The unblinding stage, thread tid (as gpursa_nst_blind). The only place
+ * that writes GPURSA_DEV_ST_OK. */
+GPURSA_COOP_FN void gpursa_nst_unblind(const gpursa_nst_args *a, uint32_t tid)
+{
+    gpursa_coop_ctx c;
+    const uint32_t item_raw = gpursa_nst_place(&c, tid);
+    const int live = item_raw < a->count && item_raw != (uint32_t)a->test_skip;
+    const uint32_t item = item_raw < a->count ? item_raw : a->count - 1;
+    const gpursa_rsa_keydata *kd = (const gpursa_rsa_keydata *)a->keys[item];
+    /* test hook (public): all ones for the item whose result gets n added */
+    const uint32_t corrupt = item == (uint32_t)a->test_corrupt ? 0xffffffffu : 0u;
+    uint32_t n[CO_L], rr[CO_L], o[CO_L], x[CO_L], y[CO_L], st, ok;
+
+    gpursa_coop_load(&c, n, kd->n);
+    gpursa_coop_load(&c, rr, kd->n_rr);
+    /* the status word as it was: lane 0 of the group overwrites it at the end,
+     * so every lane takes it from a shuffle here rather than from a load the
+     * compiler might move after that store */
+    st = gpursa_coop_shfl(&c, (uint32_t)a->status[item], c.gbase);
+    gpursa_nst_load_soa(&c, x, a->out, item, a->stride);                 /* m */
+    gpursa_nst_load_soa(&c, y, a->rinv, item, a->stride);
+    gpursa_coop_mul(&c, o, x, y, n, kd->n0inv);                          /* m rinv / R */
+    gpursa_coop_mul(&c, o, o, rr, n, kd->n0inv);                         /* m rinv mod n */
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        x[l] = n[l] & corrupt;
+    ok = ~(0u - gpursa_nst_add(&c, o, x));                               /* o (+ n): no carry out */
+    ok &= gpursa_nst_lt(&c, o, n);                                       /* ... and o < n */
+    /* o^e == c mod n */
+    gpursa_coop_mul(&c, x, o, rr, n, kd->n0inv);                         /* o R */
+    gpursa_coop_exp_public(&c, y, x, kd->e, n, kd->n0inv);               /* o^e R */
+    gpursa_coop_mont(&c, y, y, NULL, NULL, NULL, n, kd->n0inv);          /* o^e mod n */
+    gpursa_nst_load_soa(&c, x, a->in, item, a->stride);                  /* c */
+    ok &= gpursa_coop_eq(&c, x, y);
+    ok &= gpursa_nst_eqw(st, GPURSA_DEV_ST_BLINDED);
+    gpursa_nst_and(o, ok);
+    st = (ok & GPURSA_DEV_ST_OK)
+         | (~ok & ((gpursa_nst_eqw(st, GPURSA_DEV_ST_BADINPUT) & GPURSA_DEV_ST_BADINPUT)
+                   | (~gpursa_nst_eqw(st, GPURSA_DEV_ST_BADINPUT) & GPURSA_DEV_ST_PRESET)));
+    if (live) {
+        gpursa_nst_store_soa(&c, a->out, o, item, a->stride);
+        if (c.k == 0)
+            a->status[item] = (int32_t)st;
+    }
+    gpursa_nst_wipe(o);
+    gpursa_nst_wipe(x);
+    gpursa_nst_wipe(y);
+}
+
+#endif /* GPURSA_COOP_NSTAGE_H */
