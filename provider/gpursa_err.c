@@ -32,6 +32,7 @@ static const OSSL_ITEM gpursa_reasons[] = {
     { GPURSA_R_OPERATION_NOT_SUPPORTED, "gpursa: operation not supported" },
     { GPURSA_R_GPU_ERROR, "gpursa: GPU error" },
     { GPURSA_R_BAD_TLS_VERSION, "gpursa: bad TLS client version in premaster secret" },
+    { GPURSA_R_DATA_TOO_SMALL, "gpursa: data too small" },
     { 0, NULL }
 };
 

@@ -45,6 +45,7 @@ enum {
     GPURSA_R_OPERATION_NOT_SUPPORTED,
     GPURSA_R_GPU_ERROR,
     GPURSA_R_BAD_TLS_VERSION,
+    GPURSA_R_DATA_TOO_SMALL,      /* empty ciphertext, refused as default does */
     GPURSA_R_MAX_
 };
 
@@ -158,6 +159,11 @@ int gpursa_fallback_private_raw(void *key, const unsigned char *in,
 
 /* A context for a delegated operation on the key in the fallback libctx. */
 EVP_PKEY_CTX *gpursa_fallback_pkey_ctx(GPURSA_KEY *key);
+
+/* 1 if the running libcrypto's default provider decrypts an empty ciphertext
+ * (the integer 0; OpenSSL 3.0 does, later releases refuse it); else 0 with
+ * GPURSA_R_DATA_TOO_SMALL raised. */
+int gpursa_fallback_takes_empty_input(GPURSA_KEY *key);
 
 /* Dispatch tables. */
 extern const OSSL_DISPATCH gpursa_rsa_keymgmt_functions[];

@@ -366,7 +366,7 @@ static int enc_decrypt(void *vctx, unsigned char *out, size_t *outlen,
 {
     GPURSA_ENC_CTX *ctx = vctx;
     size_t k, need;
-    unsigned char *em = NULL;
+    unsigned char *em = NULL, *ct;
     int r;
 
     if (ctx->operation != EVP_PKEY_OP_DECRYPT || ctx->key == NULL) {
@@ -391,21 +391,31 @@ static int enc_decrypt(void *vctx, unsigned char *out, size_t *outlen,
                          "%zu bytes, the padding mode needs %zu", outsize, need);
         return 0;
     }
-    if (inlen != k) {
+    if (inlen > k) {
         GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_WRONG_INPUT_LENGTH,
                          "%zu bytes, the modulus has %zu", inlen, k);
         return 0;
     }
-    if ((em = OPENSSL_secure_malloc(k)) == NULL) {
+    if (inlen == 0 && !gpursa_fallback_takes_empty_input(ctx->key))
+        return 0;
+    /* A ciphertext is an integer below n: one sent without its leading zero
+     * bytes is the same integer, so it is left-padded to k bytes and every
+     * path (raw operation, implicit rejection's KDK over the k-byte
+     * ciphertext) sees exactly what a full-length one gives. */
+    if ((em = OPENSSL_secure_malloc(2 * k)) == NULL) {
         GPURSA_RAISE(ctx->provctx, GPURSA_R_MALLOC);
         return 0;
     }
-    if (!gpursa_rsa_private_raw(ctx->key, in, em, k)) {
-        OPENSSL_secure_clear_free(em, k);
+    ct = em + k;
+    memset(ct, 0, k - inlen);
+    if (inlen > 0)
+        memcpy(ct + k - inlen, in, inlen);
+    if (!gpursa_rsa_private_raw(ctx->key, ct, em, k)) {
+        OPENSSL_secure_clear_free(em, 2 * k);
         return 0;
     }
-    r = enc_decode(ctx, out, outsize, em, k, in);
-    OPENSSL_secure_clear_free(em, k);
+    r = enc_decode(ctx, out, outsize, em, k, ct);
+    OPENSSL_secure_clear_free(em, 2 * k);
     if (r == -1) {
         /* Only reached without implicit rejection (or with a public size
          * problem the checks above already exclude). */

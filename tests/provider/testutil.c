@@ -86,7 +86,7 @@ EVP_PKEY *tu_default_rsa(OSSL_LIB_CTX *libctx, int bits)
     return pkey;
 }
 
-EVP_PKEY *tu_to_gpursa(OSSL_LIB_CTX *libctx, const EVP_PKEY *pkey)
+EVP_PKEY *tu_import(OSSL_LIB_CTX *libctx, const EVP_PKEY *pkey, const char *propq)
 {
     OSSL_PARAM *params = NULL;
     EVP_PKEY_CTX *ctx = NULL;
@@ -94,13 +94,18 @@ EVP_PKEY *tu_to_gpursa(OSSL_LIB_CTX *libctx, const EVP_PKEY *pkey)
 
     if (EVP_PKEY_todata(pkey, EVP_PKEY_KEYPAIR, &params) <= 0)
         tu_die("EVP_PKEY_todata");
-    ctx = EVP_PKEY_CTX_new_from_name(libctx, "RSA", "provider=gpursa");
+    ctx = EVP_PKEY_CTX_new_from_name(libctx, "RSA", propq);
     if (ctx == NULL || EVP_PKEY_fromdata_init(ctx) <= 0
         || EVP_PKEY_fromdata(ctx, &out, EVP_PKEY_KEYPAIR, params) <= 0)
-        tu_die("EVP_PKEY_fromdata into gpursa");
+        tu_die(propq);
     EVP_PKEY_CTX_free(ctx);
     OSSL_PARAM_free(params);
     return out;
+}
+
+EVP_PKEY *tu_to_gpursa(OSSL_LIB_CTX *libctx, const EVP_PKEY *pkey)
+{
+    return tu_import(libctx, pkey, "provider=gpursa");
 }
 
 const char *tu_provider_of(const EVP_PKEY *pkey)

@@ -18,6 +18,9 @@ void tu_libctx_free(OSSL_LIB_CTX *libctx);
 EVP_PKEY *tu_default_rsa(OSSL_LIB_CTX *libctx, int bits);
 /* The same key imported into gpursa's keymgmt. Caller frees. */
 EVP_PKEY *tu_to_gpursa(OSSL_LIB_CTX *libctx, const EVP_PKEY *pkey);
+/* The same key imported into the keymgmt |propq| selects in |libctx|
+ * ("provider=default" or "provider=gpursa"). Caller frees. */
+EVP_PKEY *tu_import(OSSL_LIB_CTX *libctx, const EVP_PKEY *pkey, const char *propq);
 /* Name of the provider that holds |pkey| ("default" or "gpursa"). */
 const char *tu_provider_of(const EVP_PKEY *pkey);
 /* 1 if the error queue holds an error with this gpursa reason code
