@@ -310,7 +310,7 @@ static size_t enc_max_message(GPURSA_ENC_CTX *ctx, size_t k)
         hlen = (size_t)EVP_MD_get_size(ctx->oaep.md);
         if (k >= 2 * hlen + 2 + 1)
             return k - 2 * hlen - 2;
-        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_KEY_TOO_SMALL,
+        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_OAEP_DECODING_ERROR,
                          "OAEP with %s needs a modulus of more than %zu bytes",
                          EVP_MD_get0_name(ctx->oaep.md), 2 * hlen + 2);
         return 0;
@@ -392,7 +392,7 @@ static int enc_decrypt(void *vctx, unsigned char *out, size_t *outlen,
         return 0;
     }
     if (inlen > k) {
-        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_WRONG_INPUT_LENGTH,
+        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_DATA_GREATER_THAN_MOD_LEN,
                          "%zu bytes, the modulus has %zu", inlen, k);
         return 0;
     }
@@ -418,8 +418,10 @@ static int enc_decrypt(void *vctx, unsigned char *out, size_t *outlen,
     OPENSSL_secure_clear_free(em, 2 * k);
     if (r == -1) {
         /* Only reached without implicit rejection (or with a public size
-         * problem the checks above already exclude). */
-        GPURSA_RAISE(ctx->provctx, GPURSA_R_DECRYPT_FAILED);
+         * problem the checks above already exclude). The padding mode is
+         * public: the reason names it, as OpenSSL's does. */
+        GPURSA_RAISE(ctx->provctx, ctx->pad_mode == RSA_PKCS1_OAEP_PADDING
+                     ? GPURSA_R_OAEP_DECODING_ERROR : GPURSA_R_DECRYPT_FAILED);
         return 0;
     }
     if (r < 0) {
@@ -443,7 +445,7 @@ static int enc_parse_pad_mode(GPURSA_ENC_CTX *ctx, const OSSL_PARAM *p, int *pad
     case RSA_PKCS1_WITH_TLS_PADDING:
         return 1;
     case RSA_X931_PADDING:
-        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_PADDING_MODE,
+        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_UNKNOWN_PADDING_TYPE,
                          "X9.31 padding is for signatures only");
         return 0;
     default:
