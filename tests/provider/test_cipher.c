@@ -699,6 +699,7 @@ START_TEST(short_ciphertext_decrypts_as_default)
     sk.d = tu_import(libctx, t->d, DF);
     sk.g = tu_to_gpursa(libctx, t->d);
     sk.k = ksize(t);
+    ck_assert_int_eq(EVP_PKEY_get_bits(t->d), t->bits);
     sk.n = NULL;
     ck_assert(EVP_PKEY_get_bn_param(t->d, OSSL_PKEY_PARAM_RSA_N, &sk.n));
     sk.default_ir = default_has_implicit_rejection(sk.d);
