@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Errors and logging. Errors go through the core's error functions so they
- * carry the provider's library code and our reason strings; log lines go to
+ * carry the provider's library code and our reason strings. Where the
+ * default provider refuses the same thing, the reason string contains its
+ * reason text ("gpursa: invalid mgf1 md"), so that searches for OpenSSL's
+ * messages find gpursa's (tests/provider/test_errors.c); log lines go to
  * stderr, gated by config.log_level, and never contain key material.
  */
 #include <stdarg.h>
@@ -18,20 +21,34 @@ static const OSSL_ITEM gpursa_reasons[] = {
     { GPURSA_R_KEY_TOO_SMALL, "gpursa: RSA modulus too small (< 512 bits)" },
     { GPURSA_R_KEY_TOO_LARGE, "gpursa: RSA modulus too large (> 16384 bits)" },
     { GPURSA_R_EVEN_MODULUS, "gpursa: RSA modulus is even" },
-    { GPURSA_R_INPUT_TOO_LARGE, "gpursa: input is not smaller than the modulus" },
+    { GPURSA_R_INPUT_TOO_LARGE, "gpursa: data too large for modulus" },
     { GPURSA_R_WRONG_INPUT_LENGTH, "gpursa: input length differs from the modulus length" },
-    { GPURSA_R_OUTPUT_TOO_SMALL, "gpursa: output buffer too small" },
-    { GPURSA_R_BAD_PADDING_MODE, "gpursa: unsupported padding mode" },
+    { GPURSA_R_OUTPUT_TOO_SMALL, "gpursa: bad length: output buffer too small" },
+    { GPURSA_R_BAD_PADDING_MODE, "gpursa: illegal or unsupported padding mode" },
     { GPURSA_R_BAD_DIGEST, "gpursa: unsupported or invalid digest" },
-    { GPURSA_R_BAD_SALT_LENGTH, "gpursa: invalid PSS salt length" },
+    { GPURSA_R_BAD_SALT_LENGTH, "gpursa: invalid salt length" },
     { GPURSA_R_BAD_PARAMETER, "gpursa: invalid parameter" },
-    { GPURSA_R_DECRYPT_FAILED, "gpursa: decryption failed" },
+    { GPURSA_R_DECRYPT_FAILED, "gpursa: pkcs decoding error" },
     { GPURSA_R_PRIVATE_OP_FAILED, "gpursa: RSA private-key operation failed" },
     { GPURSA_R_FALLBACK_FAILED, "gpursa: the fallback (default provider) failed" },
     { GPURSA_R_NOT_PRIVATE_KEY, "gpursa: operation needs a private key" },
     { GPURSA_R_OPERATION_NOT_SUPPORTED, "gpursa: operation not supported" },
     { GPURSA_R_GPU_ERROR, "gpursa: GPU error" },
     { GPURSA_R_BAD_TLS_VERSION, "gpursa: bad TLS client version in premaster secret" },
+    { GPURSA_R_DATA_TOO_SMALL, "gpursa: data too small" },
+    { GPURSA_R_DIGEST_NOT_ALLOWED, "gpursa: digest not allowed" },
+    { GPURSA_R_MGF1_DIGEST_NOT_ALLOWED, "gpursa: invalid mgf1 md: digest not allowed" },
+    { GPURSA_R_INVALID_MGF1_MD, "gpursa: invalid mgf1 md" },
+    { GPURSA_R_DIGEST_TOO_BIG_FOR_KEY, "gpursa: digest too big for rsa key" },
+    { GPURSA_R_INVALID_DIGEST_LENGTH, "gpursa: invalid digest length" },
+    { GPURSA_R_INVALID_PADDING_MODE, "gpursa: invalid padding mode" },
+    { GPURSA_R_UNKNOWN_PADDING_TYPE, "gpursa: unknown padding type" },
+    { GPURSA_R_DATA_TOO_SMALL_FOR_KEY_SIZE, "gpursa: data too small for key size" },
+    { GPURSA_R_DATA_TOO_LARGE_FOR_KEY_SIZE, "gpursa: data too large for key size" },
+    { GPURSA_R_NEEDS_PSS, "gpursa: not supported without PSS padding" },
+    { GPURSA_R_INVALID_SIGNATURE_SIZE, "gpursa: invalid signature size" },
+    { GPURSA_R_OAEP_DECODING_ERROR, "gpursa: oaep decoding error" },
+    { GPURSA_R_DATA_GREATER_THAN_MOD_LEN, "gpursa: data greater than mod len" },
     { 0, NULL }
 };
 

@@ -38,13 +38,28 @@ enum {
     GPURSA_R_BAD_DIGEST,
     GPURSA_R_BAD_SALT_LENGTH,
     GPURSA_R_BAD_PARAMETER,
-    GPURSA_R_DECRYPT_FAILED,      /* padding check failed (constant time) */
+    GPURSA_R_DECRYPT_FAILED,      /* PKCS#1 v1.5 padding check failed (constant time) */
     GPURSA_R_PRIVATE_OP_FAILED,
     GPURSA_R_FALLBACK_FAILED,     /* the default provider refused */
     GPURSA_R_NOT_PRIVATE_KEY,
     GPURSA_R_OPERATION_NOT_SUPPORTED,
     GPURSA_R_GPU_ERROR,
     GPURSA_R_BAD_TLS_VERSION,
+    GPURSA_R_DATA_TOO_SMALL,      /* empty ciphertext, refused as default does */
+    /* Refusals the default provider also makes, named by its reason text. */
+    GPURSA_R_DIGEST_NOT_ALLOWED,
+    GPURSA_R_MGF1_DIGEST_NOT_ALLOWED,
+    GPURSA_R_INVALID_MGF1_MD,
+    GPURSA_R_DIGEST_TOO_BIG_FOR_KEY,
+    GPURSA_R_INVALID_DIGEST_LENGTH,
+    GPURSA_R_INVALID_PADDING_MODE,
+    GPURSA_R_UNKNOWN_PADDING_TYPE,
+    GPURSA_R_DATA_TOO_SMALL_FOR_KEY_SIZE,
+    GPURSA_R_DATA_TOO_LARGE_FOR_KEY_SIZE,
+    GPURSA_R_NEEDS_PSS,
+    GPURSA_R_INVALID_SIGNATURE_SIZE,
+    GPURSA_R_OAEP_DECODING_ERROR,
+    GPURSA_R_DATA_GREATER_THAN_MOD_LEN,
     GPURSA_R_MAX_
 };
 
@@ -158,6 +173,11 @@ int gpursa_fallback_private_raw(void *key, const unsigned char *in,
 
 /* A context for a delegated operation on the key in the fallback libctx. */
 EVP_PKEY_CTX *gpursa_fallback_pkey_ctx(GPURSA_KEY *key);
+
+/* 1 if the running libcrypto's default provider decrypts an empty ciphertext
+ * (the integer 0; OpenSSL 3.0 does, later releases refuse it); else 0 with
+ * GPURSA_R_DATA_TOO_SMALL raised. */
+int gpursa_fallback_takes_empty_input(GPURSA_KEY *key);
 
 /* Dispatch tables. */
 extern const OSSL_DISPATCH gpursa_rsa_keymgmt_functions[];

@@ -310,7 +310,7 @@ static size_t enc_max_message(GPURSA_ENC_CTX *ctx, size_t k)
         hlen = (size_t)EVP_MD_get_size(ctx->oaep.md);
         if (k >= 2 * hlen + 2 + 1)
             return k - 2 * hlen - 2;
-        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_KEY_TOO_SMALL,
+        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_OAEP_DECODING_ERROR,
                          "OAEP with %s needs a modulus of more than %zu bytes",
                          EVP_MD_get0_name(ctx->oaep.md), 2 * hlen + 2);
         return 0;
@@ -366,7 +366,7 @@ static int enc_decrypt(void *vctx, unsigned char *out, size_t *outlen,
 {
     GPURSA_ENC_CTX *ctx = vctx;
     size_t k, need;
-    unsigned char *em = NULL;
+    unsigned char *em = NULL, *ct;
     int r;
 
     if (ctx->operation != EVP_PKEY_OP_DECRYPT || ctx->key == NULL) {
@@ -391,25 +391,37 @@ static int enc_decrypt(void *vctx, unsigned char *out, size_t *outlen,
                          "%zu bytes, the padding mode needs %zu", outsize, need);
         return 0;
     }
-    if (inlen != k) {
-        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_WRONG_INPUT_LENGTH,
+    if (inlen > k) {
+        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_DATA_GREATER_THAN_MOD_LEN,
                          "%zu bytes, the modulus has %zu", inlen, k);
         return 0;
     }
-    if ((em = OPENSSL_secure_malloc(k)) == NULL) {
+    if (inlen == 0 && !gpursa_fallback_takes_empty_input(ctx->key))
+        return 0;
+    /* A ciphertext is an integer below n: one sent without its leading zero
+     * bytes is the same integer, so it is left-padded to k bytes and every
+     * path (raw operation, implicit rejection's KDK over the k-byte
+     * ciphertext) sees exactly what a full-length one gives. */
+    if ((em = OPENSSL_secure_malloc(2 * k)) == NULL) {
         GPURSA_RAISE(ctx->provctx, GPURSA_R_MALLOC);
         return 0;
     }
-    if (!gpursa_rsa_private_raw(ctx->key, in, em, k)) {
-        OPENSSL_secure_clear_free(em, k);
+    ct = em + k;
+    memset(ct, 0, k - inlen);
+    if (inlen > 0)
+        memcpy(ct + k - inlen, in, inlen);
+    if (!gpursa_rsa_private_raw(ctx->key, ct, em, k)) {
+        OPENSSL_secure_clear_free(em, 2 * k);
         return 0;
     }
-    r = enc_decode(ctx, out, outsize, em, k, in);
-    OPENSSL_secure_clear_free(em, k);
+    r = enc_decode(ctx, out, outsize, em, k, ct);
+    OPENSSL_secure_clear_free(em, 2 * k);
     if (r == -1) {
         /* Only reached without implicit rejection (or with a public size
-         * problem the checks above already exclude). */
-        GPURSA_RAISE(ctx->provctx, GPURSA_R_DECRYPT_FAILED);
+         * problem the checks above already exclude). The padding mode is
+         * public: the reason names it, as OpenSSL's does. */
+        GPURSA_RAISE(ctx->provctx, ctx->pad_mode == RSA_PKCS1_OAEP_PADDING
+                     ? GPURSA_R_OAEP_DECODING_ERROR : GPURSA_R_DECRYPT_FAILED);
         return 0;
     }
     if (r < 0) {
@@ -433,7 +445,7 @@ static int enc_parse_pad_mode(GPURSA_ENC_CTX *ctx, const OSSL_PARAM *p, int *pad
     case RSA_PKCS1_WITH_TLS_PADDING:
         return 1;
     case RSA_X931_PADDING:
-        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_PADDING_MODE,
+        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_UNKNOWN_PADDING_TYPE,
                          "X9.31 padding is for signatures only");
         return 0;
     default:

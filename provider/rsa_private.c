@@ -7,6 +7,7 @@
  */
 #include <string.h>
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/rsa.h>
 #include "provider/gpursa_prov.h"
 
@@ -137,5 +138,30 @@ int gpursa_fallback_private_raw(void *vkey, const unsigned char *in,
     ok = 1;
 end:
     EVP_PKEY_CTX_free(pctx);
+    return ok;
+}
+
+int gpursa_fallback_takes_empty_input(GPURSA_KEY *key)
+{
+    size_t k = (size_t)gpursa_key_size(key), outlen = k;
+    unsigned char *buf = OPENSSL_malloc(k);
+    EVP_PKEY_CTX *pctx;
+    int ok;
+
+    /* Asked of the default provider itself: whether it refuses an empty
+     * ciphertext changed between OpenSSL releases. Its own errors are not
+     * the caller's business: only gpursa's refusal is left. */
+    ERR_set_mark();
+    pctx = gpursa_fallback_pkey_ctx(key);
+    ok = buf != NULL && pctx != NULL
+        && EVP_PKEY_decrypt_init(pctx) > 0
+        && EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_NO_PADDING) > 0
+        && EVP_PKEY_decrypt(pctx, buf, &outlen, (const unsigned char *)"", 0) > 0;
+    ERR_pop_to_mark();
+    EVP_PKEY_CTX_free(pctx);
+    OPENSSL_clear_free(buf, k);
+    if (!ok)
+        GPURSA_RAISE_MSG(key->provctx, GPURSA_R_DATA_TOO_SMALL,
+                         "an empty ciphertext (the default provider refuses it too)");
     return ok;
 }

@@ -213,13 +213,14 @@ static void *sig_dupctx(void *vctx)
 /* ---- digests ---- */
 
 /*
- * Fetch |name| for signing. Digests come from the provider's library context;
+ * Fetch |name| for signing (|not_allowed|: the reason raised for a digest RSA
+ * signatures cannot use). Digests come from the provider's library context;
  * the operation's property query often reads "provider=gpursa", which no
  * digest satisfies, so when it came from the operation (not from an explicit
  * "properties" parameter) a failed fetch retries without it.
  */
 static int sig_fetch_digest(GPURSA_SIG_CTX *ctx, SIG_DIGEST *out,
-                            const char *name, const char *props)
+                            const char *name, const char *props, int not_allowed)
 {
     EVP_MD *md;
 
@@ -232,7 +233,7 @@ static int sig_fetch_digest(GPURSA_SIG_CTX *ctx, SIG_DIGEST *out,
     if (md == NULL)
         return 0;
     if ((out->smd = gpursa_sig_md_find(md)) == NULL) {
-        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_DIGEST,
+        GPURSA_RAISE_MSG(ctx->provctx, not_allowed,
                          "digest %s is not allowed for RSA signatures", name);
         EVP_MD_free(md);
         return 0;
@@ -381,7 +382,7 @@ static int sig_set_ctx_params(void *vctx, const OSSL_PARAM params[])
         return 0;
     if ((p = OSSL_PARAM_locate_const(params, OSSL_SIGNATURE_PARAM_PSS_SALTLEN)) != NULL) {
         if (pad != RSA_PKCS1_PSS_PADDING) {
-            GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_PARAMETER,
+            GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_NEEDS_PSS,
                              "a PSS salt length needs PSS padding first");
             return 0;
         }
@@ -389,7 +390,7 @@ static int sig_set_ctx_params(void *vctx, const OSSL_PARAM params[])
             return 0;
     }
     if (pmgfname != NULL && pad != RSA_PKCS1_PSS_PADDING) {
-        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_PARAMETER,
+        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_INVALID_MGF1_MD,
                          "an MGF1 digest needs PSS padding");
         return 0;
     }
@@ -407,11 +408,14 @@ static int sig_set_ctx_params(void *vctx, const OSSL_PARAM params[])
         }
         pmdname = NULL;
     }
-    if ((pmdname != NULL && !sig_fetch_digest(ctx, &md, pmdname, pmdprops))
-        || (pmgfname != NULL && !sig_fetch_digest(ctx, &mgf1, pmgfname, pmgfprops)))
+    if ((pmdname != NULL
+         && !sig_fetch_digest(ctx, &md, pmdname, pmdprops, GPURSA_R_DIGEST_NOT_ALLOWED))
+        || (pmgfname != NULL
+            && !sig_fetch_digest(ctx, &mgf1, pmgfname, pmgfprops,
+                                 GPURSA_R_MGF1_DIGEST_NOT_ALLOWED)))
         goto end;
     if (pad == RSA_NO_PADDING && (md.md != NULL || (pmdname == NULL && ctx->md.md != NULL))) {
-        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_BAD_PADDING_MODE,
+        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_INVALID_PADDING_MODE,
                          "no padding cannot be combined with a digest");
         goto end;
     }
@@ -694,7 +698,7 @@ static int sig_sign(void *vctx, unsigned char *sig, size_t *siglen, size_t sigsi
         return 1;
     }
     if (sigsize < k) {
-        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_OUTPUT_TOO_SMALL,
+        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_INVALID_SIGNATURE_SIZE,
                          "signature buffer is %zu bytes, needs %zu", sigsize, k);
         return 0;
     }
@@ -703,7 +707,7 @@ static int sig_sign(void *vctx, unsigned char *sig, size_t *siglen, size_t sigsi
         return 0;
     }
     if (ctx->md.smd != NULL && tbslen != gpursa_sig_md_size(ctx->md.smd)) {
-        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_WRONG_INPUT_LENGTH,
+        GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_INVALID_DIGEST_LENGTH,
                          "%s digest is %zu bytes, got %zu", ctx->md.name,
                          gpursa_sig_md_size(ctx->md.smd), tbslen);
         return 0;
@@ -725,7 +729,8 @@ static int sig_sign(void *vctx, unsigned char *sig, size_t *siglen, size_t sigsi
         break;
     case RSA_NO_PADDING:
         if (tbslen != k) {
-            GPURSA_RAISE_MSG(ctx->provctx, GPURSA_R_WRONG_INPUT_LENGTH,
+            GPURSA_RAISE_MSG(ctx->provctx, tbslen < k ? GPURSA_R_DATA_TOO_SMALL_FOR_KEY_SIZE
+                             : GPURSA_R_DATA_TOO_LARGE_FOR_KEY_SIZE,
                              "unpadded input must be the key size, %zu bytes, got %zu",
                              k, tbslen);
             break;

@@ -197,7 +197,7 @@ int gpursa_emsa_pkcs1_encode(const GPURSA_PROV_CTX *provctx,
         size_t seq, aid;
 
         if (tbslen != smd->size) {
-            GPURSA_RAISE_MSG(provctx, GPURSA_R_WRONG_INPUT_LENGTH,
+            GPURSA_RAISE_MSG(provctx, GPURSA_R_INVALID_DIGEST_LENGTH,
                              "%s digest is %zu bytes, got %zu", smd->name,
                              smd->size, tbslen);
             return 0;
@@ -218,11 +218,11 @@ int gpursa_emsa_pkcs1_encode(const GPURSA_PROV_CTX *provctx,
     /* 00 01 PS(>= 8 x FF) 00 T */
     if (emlen < 11 || tlen > emlen - 11) {
         if (smd != NULL)
-            GPURSA_RAISE_MSG(provctx, GPURSA_R_BAD_DIGEST,
+            GPURSA_RAISE_MSG(provctx, GPURSA_R_DIGEST_TOO_BIG_FOR_KEY,
                              "a %zu-byte %s signature block does not fit a "
                              "%zu-byte key", tlen, smd->name, emlen);
         else
-            GPURSA_RAISE_MSG(provctx, GPURSA_R_WRONG_INPUT_LENGTH,
+            GPURSA_RAISE_MSG(provctx, GPURSA_R_DATA_TOO_LARGE_FOR_KEY_SIZE,
                              "%zu bytes exceed the %zu a %zu-byte key can sign",
                              tbslen, emlen < 11 ? 0 : emlen - 11, emlen);
         return 0;
@@ -261,7 +261,7 @@ int gpursa_pss_saltlen(const GPURSA_PROV_CTX *provctx, int saltlen,
     }
     emlen = pss_emlen(modbits);
     if (emlen < hlen + 2) {
-        GPURSA_RAISE_MSG(provctx, GPURSA_R_BAD_DIGEST,
+        GPURSA_RAISE_MSG(provctx, GPURSA_R_DATA_TOO_LARGE_FOR_KEY_SIZE,
                          "a %zu-byte digest does not fit PSS with a %d-bit key",
                          hlen, modbits);
         return -1;
@@ -284,7 +284,7 @@ int gpursa_pss_saltlen(const GPURSA_PROV_CTX *provctx, int saltlen,
         }
     }
     if ((size_t)saltlen > room) {
-        GPURSA_RAISE_MSG(provctx, GPURSA_R_BAD_SALT_LENGTH,
+        GPURSA_RAISE_MSG(provctx, GPURSA_R_DATA_TOO_LARGE_FOR_KEY_SIZE,
                          "salt length %d exceeds the %zu bytes a %d-bit key "
                          "leaves beside a %zu-byte digest", saltlen, room,
                          modbits, hlen);
@@ -321,7 +321,7 @@ int gpursa_emsa_pss_encode(const GPURSA_PROV_CTX *provctx,
     unsigned char *salt, *h;
 
     if (hlen <= 0 || (size_t)hlen != mhashlen) {
-        GPURSA_RAISE_MSG(provctx, GPURSA_R_WRONG_INPUT_LENGTH,
+        GPURSA_RAISE_MSG(provctx, GPURSA_R_INVALID_DIGEST_LENGTH,
                          "digest is %d bytes, got %zu", hlen, mhashlen);
         return 0;
     }

@@ -177,9 +177,10 @@ static void check_case(const decrypt_case *c)
         fz_fail("decrypt wrote %zu bytes into a %zu-byte buffer", glen, gsize);
     ERR_clear_error();
 
-    /* As RFC 8017's decryption schemes require: a ciphertext that is not
-     * exactly k bytes is an error. */
-    if (c->ct_len != k) {
+    /* Longer than the modulus is an error, as with the default provider;
+     * shorter ones (an integer below n without its leading zero bytes) are
+     * compared with the default provider below, like k-byte ones. */
+    if (c->ct_len > k) {
         if (g_ok)
             fz_fail("accepted a %zu-byte ciphertext for a %zu-byte key", c->ct_len, k);
         goto done;

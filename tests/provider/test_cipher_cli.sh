@@ -4,7 +4,8 @@
 # the default provider encrypts (pkeyutl -encrypt) and gpursa decrypts to the
 # same bytes, and the reverse, for PKCS#1 v1.5, OAEP (digests, MGF1 digest,
 # label) and no padding; implicit rejection gives a stable synthetic answer,
-# or an error when switched off; bad input gets a gpursa error. The stats
+# or an error when switched off; a ciphertext without its leading zero byte
+# decrypts as the full one; bad input gets a gpursa error. The stats
 # line shows that gpursa did the private operations.
 set -eu
 
@@ -62,11 +63,19 @@ for bits in 2048 3072; do
     fi
     grep -q "gpursa" err.txt || { cat err.txt >&2; fail "no gpursa error for bad padding"; }
 
-    # wrong-length ciphertext
-    head -c $((k - 1)) junk > short
+    # a ciphertext longer than the modulus: a gpursa error
+    { cat junk; printf '\001'; } > long
     rc=0
-    $OPENSSL pkeyutl -decrypt $G -inkey key.pem -in short -out pt 2> err.txt || rc=$?
-    [ $rc -ne 0 ] && [ $rc -lt 128 ] || fail "short ciphertext: exit $rc"
-    grep -q "gpursa" err.txt || { cat err.txt >&2; fail "no gpursa error for a short ciphertext"; }
+    $OPENSSL pkeyutl -decrypt $G -inkey key.pem -in long -out pt 2> err.txt || rc=$?
+    [ $rc -ne 0 ] && [ $rc -lt 128 ] || fail "long ciphertext: exit $rc"
+    grep -q "gpursa" err.txt || { cat err.txt >&2; fail "no gpursa error for a long ciphertext"; }
+    # one without its leading zero byte is the same integer: the same answer
+    { printf '\000'; head -c $((k - 1)) /dev/urandom; } > full
+    tail -c $((k - 1)) full > short
+    gp_dec $OPENSSL pkeyutl -decrypt $G -inkey key.pem -in full -out pt -pkeyopt rsa_padding_mode:none \
+        || fail "gpursa cannot decrypt raw $bits"
+    gp_dec $OPENSSL pkeyutl -decrypt $G -inkey key.pem -in short -out pt2 -pkeyopt rsa_padding_mode:none \
+        || fail "gpursa refuses a $((k - 1))-byte ciphertext ($bits)"
+    cmp -s pt pt2 || fail "a ciphertext without its zero byte decrypts differently ($bits)"
 done
 echo "PASS: openssl CLI decryption through gpursa"

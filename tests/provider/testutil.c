@@ -2,7 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <openssl/core_names.h>
 #include <openssl/err.h>
+#include <openssl/param_build.h>
 #include <openssl/rsa.h>
 #include "testutil.h"
 
@@ -58,6 +60,67 @@ void tu_libctx_free(OSSL_LIB_CTX *libctx)
     OSSL_LIB_CTX_free(libctx);
 }
 
+/*
+ * A two-prime key whose n has exactly |bits| bits, from primes of
+ * bits - bits / 2 and bits / 2 bits, imported into the default provider.
+ * OpenSSL's key generation makes primes of half the size each (FIPS 186-4),
+ * so for an odd size it gives n one bit short.
+ */
+static EVP_PKEY *tu_rsa_from_primes(OSSL_LIB_CTX *libctx, int bits)
+{
+    BIGNUM *p = BN_new(), *q = BN_new(), *n = BN_new(), *e = BN_new(), *d = BN_new();
+    BIGNUM *p1 = BN_new(), *q1 = BN_new(), *phi = BN_new(), *dp = BN_new();
+    BIGNUM *dq = BN_new(), *qinv = BN_new();
+    BN_CTX *bnctx = BN_CTX_new_ex(libctx);
+    OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
+    OSSL_PARAM *params = NULL;
+    EVP_PKEY_CTX *ctx = NULL;
+    EVP_PKEY *pkey = NULL;
+
+    if (qinv == NULL || bnctx == NULL || bld == NULL || !BN_set_word(e, 65537))
+        tu_die("allocating the key parts");
+    do {
+        if (!BN_generate_prime_ex2(p, bits - bits / 2, 0, NULL, NULL, NULL, bnctx)
+            || !BN_generate_prime_ex2(q, bits / 2, 0, NULL, NULL, NULL, bnctx)
+            || !BN_mul(n, p, q, bnctx) || !BN_sub(p1, p, BN_value_one())
+            || !BN_sub(q1, q, BN_value_one()) || !BN_mul(phi, p1, q1, bnctx))
+            tu_die("generating primes");
+    } while (BN_num_bits(n) != bits || BN_cmp(p, q) == 0
+             || BN_mod_inverse(d, e, phi, bnctx) == NULL);
+    if (!BN_mod(dp, d, p1, bnctx) || !BN_mod(dq, d, q1, bnctx)
+        || BN_mod_inverse(qinv, q, p, bnctx) == NULL
+        || !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, n)
+        || !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, e)
+        || !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_D, d)
+        || !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_FACTOR1, p)
+        || !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_FACTOR2, q)
+        || !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_EXPONENT1, dp)
+        || !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_EXPONENT2, dq)
+        || !OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_COEFFICIENT1, qinv)
+        || (params = OSSL_PARAM_BLD_to_param(bld)) == NULL
+        || (ctx = EVP_PKEY_CTX_new_from_name(libctx, "RSA", "provider=default")) == NULL
+        || EVP_PKEY_fromdata_init(ctx) <= 0
+        || EVP_PKEY_fromdata(ctx, &pkey, EVP_PKEY_KEYPAIR, params) <= 0
+        || EVP_PKEY_get_bits(pkey) != bits)
+        tu_die("an RSA key from primes");
+    EVP_PKEY_CTX_free(ctx);
+    OSSL_PARAM_free(params);
+    OSSL_PARAM_BLD_free(bld);
+    BN_CTX_free(bnctx);
+    BN_free(n);
+    BN_free(e);
+    BN_clear_free(p);
+    BN_clear_free(q);
+    BN_clear_free(d);
+    BN_clear_free(p1);
+    BN_clear_free(q1);
+    BN_clear_free(phi);
+    BN_clear_free(dp);
+    BN_clear_free(dq);
+    BN_clear_free(qinv);
+    return pkey;
+}
+
 EVP_PKEY *tu_default_rsa(OSSL_LIB_CTX *libctx, int bits)
 {
     EVP_PKEY_CTX *gctx;
@@ -75,6 +138,10 @@ EVP_PKEY *tu_default_rsa(OSSL_LIB_CTX *libctx, int bits)
         || EVP_PKEY_generate(gctx, &pkey) <= 0)
         tu_die("default RSA keygen");
     EVP_PKEY_CTX_free(gctx);
+    if (EVP_PKEY_get_bits(pkey) != bits) {
+        EVP_PKEY_free(pkey);
+        pkey = tu_rsa_from_primes(libctx, bits);
+    }
     for (i = 0; i < sizeof(cache) / sizeof(cache[0]); i++)
         if (cache[i].pkey == NULL) {
             cache[i].libctx = libctx;
@@ -86,7 +153,7 @@ EVP_PKEY *tu_default_rsa(OSSL_LIB_CTX *libctx, int bits)
     return pkey;
 }
 
-EVP_PKEY *tu_to_gpursa(OSSL_LIB_CTX *libctx, const EVP_PKEY *pkey)
+EVP_PKEY *tu_import(OSSL_LIB_CTX *libctx, const EVP_PKEY *pkey, const char *propq)
 {
     OSSL_PARAM *params = NULL;
     EVP_PKEY_CTX *ctx = NULL;
@@ -94,13 +161,18 @@ EVP_PKEY *tu_to_gpursa(OSSL_LIB_CTX *libctx, const EVP_PKEY *pkey)
 
     if (EVP_PKEY_todata(pkey, EVP_PKEY_KEYPAIR, &params) <= 0)
         tu_die("EVP_PKEY_todata");
-    ctx = EVP_PKEY_CTX_new_from_name(libctx, "RSA", "provider=gpursa");
+    ctx = EVP_PKEY_CTX_new_from_name(libctx, "RSA", propq);
     if (ctx == NULL || EVP_PKEY_fromdata_init(ctx) <= 0
         || EVP_PKEY_fromdata(ctx, &out, EVP_PKEY_KEYPAIR, params) <= 0)
-        tu_die("EVP_PKEY_fromdata into gpursa");
+        tu_die(propq);
     EVP_PKEY_CTX_free(ctx);
     OSSL_PARAM_free(params);
     return out;
+}
+
+EVP_PKEY *tu_to_gpursa(OSSL_LIB_CTX *libctx, const EVP_PKEY *pkey)
+{
+    return tu_import(libctx, pkey, "provider=gpursa");
 }
 
 const char *tu_provider_of(const EVP_PKEY *pkey)

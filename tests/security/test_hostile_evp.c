@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Hostile input through EVP on every backend (cpu, host, cuda with a GPU):
- * ciphertexts shorter or longer than the modulus, equal to or above n, all
- * zeros and all ones, too-small output buffers, absurd parameter values and
- * absurd key sizes. Each must fail with an OpenSSL error, never crash, hang
+ * ciphertexts longer than the modulus, equal to or above n, all zeros and
+ * all ones, too-small output buffers, absurd parameter values and absurd key
+ * sizes; shorter ciphertexts are answered as the default provider answers
+ * them. Each refusal must be an OpenSSL error, never crash, hang
  * (Check's timeout) or write past the caller's buffer (guard bytes); each
  * success is checked against OpenSSL's default provider, so a silent wrong
  * answer fails too.
@@ -99,19 +100,16 @@ static void assert_rejected_by_all(const unsigned char *ct, size_t ctlen, const 
     OPENSSL_free(out);
 }
 
-START_TEST(test_ciphertext_of_wrong_length_rejected)
+START_TEST(test_ciphertext_longer_than_modulus_rejected)
 {
     unsigned char *ct;
-    size_t lens[6], i;
+    size_t lens[3], i;
     char what[64];
 
     setup_backend(_i);
-    lens[0] = 1;
-    lens[1] = k - 1;
-    lens[2] = k / 2;
-    lens[3] = k + 1;
-    lens[4] = k + 64;
-    lens[5] = 2 * k;
+    lens[0] = k + 1;
+    lens[1] = k + 64;
+    lens[2] = 2 * k;
     ct = OPENSSL_malloc(2 * k + 64);
     ck_assert_ptr_nonnull(ct);
     for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
@@ -122,6 +120,56 @@ START_TEST(test_ciphertext_of_wrong_length_rejected)
         assert_rejected_by_all(ct, lens[i], what);
     }
     OPENSSL_free(ct);
+    teardown_backend();
+}
+END_TEST
+
+/* Shorter than the modulus (an integer below n sent without its leading zero
+ * bytes) or empty: gpursa answers as the default provider does, for every
+ * padding (PKCS#1 v1.5 with implicit rejection off, so that OpenSSL 3.0's
+ * default, which has none, answers the same), never writing past the buffer. */
+START_TEST(test_ciphertext_shorter_than_modulus_as_default)
+{
+    unsigned char *ct, *gout, *dout;
+    size_t lens[4], i, p, glen, dlen;
+    char what[96];
+    int rg, rd;
+
+    setup_backend(_i);
+    lens[0] = 0;
+    lens[1] = 1;
+    lens[2] = k / 2;
+    lens[3] = k - 1;
+    ct = OPENSSL_malloc(k);
+    gout = OPENSSL_malloc(k + GUARD);
+    dout = OPENSSL_malloc(k);
+    ck_assert(ct != NULL && gout != NULL && dout != NULL);
+    for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+        memset(ct, 0, k);
+        if (lens[i] > 0)
+            ct[lens[i] - 1] = 0x42;
+        for (p = 0; p < NPADS; p++) {
+            EVP_PKEY_CTX *g = dec_ctx(1, all_pads[p], 0), *d = dec_ctx(0, all_pads[p], 0);
+
+            snprintf(what, sizeof(what), "%zu-byte ciphertext, %zu-byte key, pad %d",
+                     lens[i], k, all_pads[p]);
+            dlen = k;
+            rd = EVP_PKEY_decrypt(d, dout, &dlen, ct, lens[i]);
+            ERR_clear_error();
+            rg = guarded_decrypt(g, ct, lens[i], gout, k, &glen);
+            if (rd <= 0)
+                sec_assert_failed_loudly(rg, what);
+            ck_assert_msg(rg > 0 || rd <= 0, "%s: default decrypts, gpursa refuses", what);
+            if (rg > 0 && all_pads[p] != RSA_PKCS1_WITH_TLS_PADDING)
+                ck_assert_msg(glen == dlen && memcmp(gout, dout, dlen) == 0,
+                              "%s: output differs from the default's", what);
+            EVP_PKEY_CTX_free(g);
+            EVP_PKEY_CTX_free(d);
+        }
+    }
+    OPENSSL_free(ct);
+    OPENSSL_free(gout);
+    OPENSSL_free(dout);
     teardown_backend();
 }
 END_TEST
@@ -458,7 +506,8 @@ static Suite *hostile_suite(void)
     int n = sec_nbackends();
 
     tcase_set_timeout(tc, 120);
-    tcase_add_loop_test(tc, test_ciphertext_of_wrong_length_rejected, 0, n);
+    tcase_add_loop_test(tc, test_ciphertext_longer_than_modulus_rejected, 0, n);
+    tcase_add_loop_test(tc, test_ciphertext_shorter_than_modulus_as_default, 0, n);
     tcase_add_loop_test(tc, test_ciphertext_at_or_above_modulus_rejected, 0, n);
     tcase_add_loop_test(tc, test_zero_one_and_n_minus_1_give_right_answers_or_errors, 0, n);
     tcase_add_loop_test(tc, test_too_small_output_buffer_is_an_error, 0, n);
