@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "gpu/gpursa_env.h"
 #include "gpu/gpursa_gpu.h"
 #include "gpu/gpursa_keyconv.h"
 #include "gpu/gpursa_rsa_op.h"
@@ -130,7 +131,7 @@ static int host_device_count(int *count)
 
 static int host_threads(void)
 {
-    const char *env = getenv("GPURSA_HOST_THREADS");
+    const char *env = gpursa_getenv("GPURSA_HOST_THREADS");
     long n = env != NULL ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1)
         n = 1;

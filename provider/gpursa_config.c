@@ -201,8 +201,8 @@ int gpursa_config_load(GPURSA_PROV_CTX *ctx, gpursa_config *cfg)
         for (j = 0; config_keys[i][j] != '\0'; j++)
             envname[7 + j] = (char)toupper((unsigned char)config_keys[i][j]);
         envname[7 + j] = '\0';
-        if (getenv(envname) != NULL) {
-            value = getenv(envname);
+        if (gpursa_getenv(envname) != NULL) {
+            value = gpursa_getenv(envname);
             origin = envname;
         }
         if (value != NULL && !gpursa_config_set(ctx, cfg, config_keys[i], value, origin))

@@ -175,7 +175,7 @@ static void gpursa_ctx_free(GPURSA_PROV_CTX *ctx)
 static void gpursa_teardown(void *vctx)
 {
     GPURSA_PROV_CTX *ctx = vctx;
-    const char *stats = getenv("GPURSA_STATS");
+    const char *stats = gpursa_getenv("GPURSA_STATS");
 
     if (ctx == NULL)
         return;
@@ -297,7 +297,7 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
      * unload with the counters; a few clock reads per batch and request).
      * The metrics file has them as latency histograms. */
     {
-        const char *stats = getenv("GPURSA_STATS");
+        const char *stats = gpursa_getenv("GPURSA_STATS");
 
         if (((stats != NULL && strcmp(stats, "2") == 0) || ctx->config.metrics_file[0] != '\0')
             && (ctx->stats.stages = OPENSSL_zalloc(sizeof(*ctx->stats.stages))) == NULL) {
