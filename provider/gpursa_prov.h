@@ -134,7 +134,9 @@ EVP_PKEY *gpursa_key_fallback(GPURSA_KEY *key);
 int gpursa_key_is_crt2(const GPURSA_KEY *key);
 /* Load key parts from params (selection as in keymgmt import); checks the
  * key (modulus odd, size 512..16384 bits, e odd >= 3, all parts present,
- * product of primes == n). 0 with a gpursa error raised. */
+ * product of primes == n, CRT parts that agree with each other and with d:
+ * distinct primes, exponents d mod (prime - 1) inverting e, coefficients
+ * reduced and inverting what they must). 0 with a gpursa error raised. */
 int gpursa_key_fromdata(GPURSA_KEY *key, int selection, const OSSL_PARAM params[]);
 /* Push the parts selection asks for (n, e, d, factors, exponents,
  * coefficients) to bld. */
