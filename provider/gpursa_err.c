@@ -32,6 +32,8 @@ static const OSSL_ITEM gpursa_reasons[] = {
     { GPURSA_R_OPERATION_NOT_SUPPORTED, "gpursa: operation not supported" },
     { GPURSA_R_GPU_ERROR, "gpursa: GPU error" },
     { GPURSA_R_BAD_TLS_VERSION, "gpursa: bad TLS client version in premaster secret" },
+    { GPURSA_R_OLD_OPENSSL, "gpursa: OpenSSL older than 3.0.8 (RSA decryption not constant time, CVE-2022-4304)" },
+    { GPURSA_R_FALLBACK_PROVIDER, "gpursa: fallback_provider is not loaded or has no RSA" },
     { 0, NULL }
 };
 

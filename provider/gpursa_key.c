@@ -509,7 +509,7 @@ EVP_PKEY *gpursa_key_fallback(GPURSA_KEY *key)
         GPURSA_RAISE(ctx, GPURSA_R_MALLOC);
         goto end;
     }
-    pctx = EVP_PKEY_CTX_new_from_name(ctx->libctx, "RSA", GPURSA_PROPQ_FALLBACK);
+    pctx = EVP_PKEY_CTX_new_from_name(ctx->libctx, "RSA", ctx->fallback_propq);
     if (pctx == NULL || EVP_PKEY_fromdata_init(pctx) <= 0
         || EVP_PKEY_fromdata(pctx, &pkey, selection, params) <= 0) {
         GPURSA_RAISE_MSG(ctx, GPURSA_R_FALLBACK_FAILED, "cannot build the fallback key");
@@ -545,7 +545,7 @@ EVP_PKEY_CTX *gpursa_fallback_pkey_ctx(GPURSA_KEY *key)
 
     if (pkey == NULL)
         return NULL;
-    pctx = EVP_PKEY_CTX_new_from_pkey(key->provctx->libctx, pkey, GPURSA_PROPQ_FALLBACK);
+    pctx = EVP_PKEY_CTX_new_from_pkey(key->provctx->libctx, pkey, key->provctx->fallback_propq);
     if (pctx == NULL)
         GPURSA_RAISE(key->provctx, GPURSA_R_FALLBACK_FAILED);
     return pctx;
