@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/gpursa_env.h"
 #include "gpu/gpursa_gpu.h"
 #include "gpu/gpursa_keyconv.h"
 #include "gpu/gpursa_cuda_kernels.h"
@@ -114,7 +115,7 @@ static int gpursa_cuda_rc(gpursa_gpu_device *dev, cudaError_t e, int what)
 {
     if (e == cudaSuccess)
         return GPURSA_GPU_OK;
-    if (getenv("GPURSA_CUDA_DEBUG") != NULL)
+    if (gpursa_getenv("GPURSA_CUDA_DEBUG") != NULL)
         fprintf(stderr, "gpursa cuda: %s (%d)\n", cudaGetErrorString(e), (int)e);
     if (gpursa_cuda_sticky(e)) {
         if (dev != NULL)
@@ -231,12 +232,12 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
     /* GPURSA_CUDA_FP64=0 routes COOP as on a device without it (the 32-bit
      * kernels take every load), =1 as on one with it, for tests and
      * experiments: the CUDA suite runs the 32-bit kernels on Hopper with it */
-    fp64_forced = gpursa_cuda_fp64_override(getenv("GPURSA_CUDA_FP64"));
+    fp64_forced = gpursa_cuda_fp64_override(gpursa_getenv("GPURSA_CUDA_FP64"));
     if (fp64_forced >= 0)
         dev->fp64 = fp64_forced;
     dev->sm_count = prop.multiProcessorCount;
     /* GPURSA_CUDA_VARIANT overrides AUTO for experiments (imad, xmad, fast, coop). */
-    force = getenv("GPURSA_CUDA_VARIANT");
+    force = gpursa_getenv("GPURSA_CUDA_VARIANT");
     if (variant == GPURSA_VARIANT_AUTO && force != NULL) {
         gpursa_variant v;
         if (gpursa_variant_from_name(force, &v) == 1)

@@ -14,7 +14,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "gpu/gpursa_env.h"
 #include "gpu/gpursa_gpu.h"
+#include "gpu/gpursa_host_debug.h"
 #include "gpu/gpursa_keyconv.h"
 #include "gpu/gpursa_rsa_op.h"
 
@@ -35,6 +37,14 @@ struct gpursa_gpu_key {
     gpursa_rsa_keydata kd;
 };
 
+/* One thread's working copy of an item: the blinded input, r, r^-1 and the
+ * result as limbs. Secret; wiped after each item, so nothing of a batch is
+ * left in it once the batch is done. */
+typedef struct {
+    uint32_t c[GPURSA_RSA_MAX_LIMBS], r[GPURSA_RSA_MAX_LIMBS];
+    uint32_t rinv[GPURSA_RSA_MAX_LIMBS], out[GPURSA_RSA_MAX_LIMBS];
+} host_stage;
+
 struct gpursa_gpu_batch {
     gpursa_gpu_device *dev;
     int bits;
@@ -43,6 +53,7 @@ struct gpursa_gpu_batch {
     size_t n;
     int rc;            /* result of the last submit */
     double kernel_s;
+    host_stage stage[HOST_MAX_THREADS];   /* one per slice */
 };
 
 /* One private operation on byte strings, specialised by size and variant
@@ -78,22 +89,19 @@ static host_op_fn host_op_for(int bits, gpursa_variant v)
     return NULL;
 }
 
-static void run_item(gpursa_gpu_item *it, int bits, host_op_fn op)
+static void run_item(gpursa_gpu_item *it, int bits, host_op_fn op, host_stage *st)
 {
-    uint32_t c[GPURSA_RSA_MAX_LIMBS] = {0}, r[GPURSA_RSA_MAX_LIMBS] = {0};
-    uint32_t rinv[GPURSA_RSA_MAX_LIMBS] = {0}, out[GPURSA_RSA_MAX_LIMBS] = {0};
     int nl = bits / 32;
     size_t len = (size_t)bits / 8;
     const gpursa_gpu_key *key = it->key;
 
-    gpursa_mp_from_be(c, nl, it->in, len);
-    gpursa_mp_from_be(r, nl, it->r, len);
-    gpursa_mp_from_be(rinv, nl, it->rinv, len);
-    int st = op(&key->kd, c, r, rinv, out);
-    gpursa_mp_to_be(it->out, len, out, nl); /* zero unless OK */
-    it->status = st;
-    gpursa_keyconv_cleanse(c, sizeof(c));
-    gpursa_keyconv_cleanse(out, sizeof(out));
+    gpursa_mp_from_be(st->c, nl, it->in, len);
+    gpursa_mp_from_be(st->r, nl, it->r, len);
+    gpursa_mp_from_be(st->rinv, nl, it->rinv, len);
+    int status = op(&key->kd, st->c, st->r, st->rinv, st->out);
+    gpursa_mp_to_be(it->out, len, st->out, nl); /* zero unless OK */
+    it->status = status;
+    gpursa_keyconv_cleanse(st, sizeof(*st));
 }
 
 struct host_slice {
@@ -101,14 +109,25 @@ struct host_slice {
     size_t n;
     int bits;
     host_op_fn op;
+    host_stage *stage;
 };
 
 static void *run_slice(void *arg)
 {
     struct host_slice *s = arg;
     for (size_t i = 0; i < s->n; i++)
-        run_item(&s->items[i], s->bits, s->op);
+        run_item(&s->items[i], s->bits, s->op, s->stage);
     return NULL;
+}
+
+int gpursa_host_debug_staging(const gpursa_gpu_batch *b, const unsigned char **staging,
+                              size_t *len)
+{
+    if (b == NULL || staging == NULL || len == NULL)
+        return GPURSA_GPU_ERR_INVALID;
+    *staging = (const unsigned char *)b->stage;
+    *len = sizeof(b->stage);
+    return GPURSA_GPU_OK;
 }
 
 static double now_s(void)
@@ -130,7 +149,7 @@ static int host_device_count(int *count)
 
 static int host_threads(void)
 {
-    const char *env = getenv("GPURSA_HOST_THREADS");
+    const char *env = gpursa_getenv("GPURSA_HOST_THREADS");
     long n = env != NULL ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1)
         n = 1;
@@ -221,6 +240,8 @@ static int host_batch_new(gpursa_gpu_device *dev, int modulus_bits, size_t max_i
 
 static void host_batch_free(gpursa_gpu_batch *batch)
 {
+    if (batch != NULL)
+        gpursa_keyconv_cleanse(batch->stage, sizeof(batch->stage));
     free(batch);
 }
 
@@ -244,7 +265,7 @@ static int host_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items, size_t
     if (nt > (size_t)b->dev->threads)
         nt = (size_t)b->dev->threads;
     if (nt < 2) {
-        struct host_slice s = {items, n, b->bits, op};
+        struct host_slice s = {items, n, b->bits, op, &b->stage[0]};
         run_slice(&s);
     } else {
         pthread_t th[HOST_MAX_THREADS];
@@ -252,7 +273,7 @@ static int host_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items, size_t
         size_t started = 0, pos = 0;
         for (size_t t = 0; t < nt; t++) {
             size_t cnt = n / nt + (t < n % nt);
-            s[t] = (struct host_slice){items + pos, cnt, b->bits, op};
+            s[t] = (struct host_slice){items + pos, cnt, b->bits, op, &b->stage[t]};
             pos += cnt;
             /* the calling thread takes the last slice */
             if (t + 1 < nt && pthread_create(&th[t], NULL, run_slice, &s[t]) == 0)

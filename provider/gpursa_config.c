@@ -158,6 +158,14 @@ int gpursa_config_set(GPURSA_PROV_CTX *ctx, gpursa_config *cfg,
                          &v))
             return config_bad(ctx, key, value, origin, "an integer in 10..3600000");
         cfg->metrics_interval_ms = (unsigned)v;
+    } else if (strcmp(key, "fallback_provider") == 0) {
+        /* a provider name as a property value takes: letters, digits, - _ . */
+        if (value[0] == '\0' || strlen(value) >= sizeof(cfg->fallback_provider)
+            || strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                             "0123456789-_.") != strlen(value))
+            return config_bad(ctx, key, value, origin, "a provider name of at most 63 "
+                              "letters, digits, '-', '_' or '.' (e.g. default, fips)");
+        strcpy(cfg->fallback_provider, value);
     } else if (strcmp(key, "log_level") == 0) {
         if (!config_long(value, 0, 3, &v))
             return config_bad(ctx, key, value, origin,
@@ -172,7 +180,7 @@ int gpursa_config_set(GPURSA_PROV_CTX *ctx, gpursa_config *cfg,
 static const char *const config_keys[] = {
     "backend", "devices", "max_batch", "min_gpu_batch", "max_wait_us",
     "max_inflight", "log_level", "variant", "cpu_fallback", "device_batches",
-    "metrics_file", "metrics_interval_ms"
+    "metrics_file", "metrics_interval_ms", "fallback_provider"
 };
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
 
@@ -201,8 +209,8 @@ int gpursa_config_load(GPURSA_PROV_CTX *ctx, gpursa_config *cfg)
         for (j = 0; config_keys[i][j] != '\0'; j++)
             envname[7 + j] = (char)toupper((unsigned char)config_keys[i][j]);
         envname[7 + j] = '\0';
-        if (getenv(envname) != NULL) {
-            value = getenv(envname);
+        if (gpursa_getenv(envname) != NULL) {
+            value = gpursa_getenv(envname);
             origin = envname;
         }
         if (value != NULL && !gpursa_config_set(ctx, cfg, config_keys[i], value, origin))

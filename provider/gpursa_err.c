@@ -49,6 +49,8 @@ static const OSSL_ITEM gpursa_reasons[] = {
     { GPURSA_R_INVALID_SIGNATURE_SIZE, "gpursa: invalid signature size" },
     { GPURSA_R_OAEP_DECODING_ERROR, "gpursa: oaep decoding error" },
     { GPURSA_R_DATA_GREATER_THAN_MOD_LEN, "gpursa: data greater than mod len" },
+    { GPURSA_R_OLD_OPENSSL, "gpursa: OpenSSL older than 3.0.8 (RSA decryption not constant time, CVE-2022-4304)" },
+    { GPURSA_R_FALLBACK_PROVIDER, "gpursa: fallback_provider is not loaded or has no RSA" },
     { 0, NULL }
 };
 

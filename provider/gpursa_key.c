@@ -170,6 +170,117 @@ static int key_param_bn(const OSSL_PARAM params[], const char *name, int secret,
     return 1;
 }
 
+/* a == b in time independent of their values; buf holds 2 * len bytes. A
+ * value longer than len bytes differs from any that fits. */
+static int key_bn_eq_ct(const BIGNUM *a, const BIGNUM *b, unsigned char *buf, int len)
+{
+    int ra = BN_bn2binpad(a, buf, len), rb = BN_bn2binpad(b, buf + len, len);
+
+    return (ra == len) & (rb == len) & (CRYPTO_memcmp(buf, buf + len, (size_t)len) == 0);
+}
+
+/*
+ * The CRT parts must agree with each other, as SP 800-56B's checks of them
+ * (OpenSSL's ossl_rsa_check_crt_components) and with d: primes pairwise
+ * distinct; for each prime r_i, d_i = d mod (r_i - 1) and e * d_i = 1 mod
+ * (r_i - 1); the coefficient of q is q^-1 mod p (< p), that of r_i (i >= 3)
+ * is (r_1 ... r_{i-1})^-1 mod r_i (< r_i). The default provider takes keys
+ * that fail these and recomputes without CRT when a result is wrong; gpursa
+ * refuses them at import, so a bad key never reaches a device (where it
+ * would fail every check) nor costs a recomputation per operation. Secret
+ * values: constant-time arithmetic flags and comparisons; once per key.
+ * n is the product of the primes (checked before), so every value fits in
+ * n's length.
+ */
+static int key_check_crt(GPURSA_PROV_CTX *ctx, const BIGNUM *n, const BIGNUM *e,
+                         const BIGNUM *d, const key_crt *c, int nprimes, BN_CTX *bnctx)
+{
+    int len = BN_num_bytes(n), i, j, ok = 0;
+    unsigned char *buf = OPENSSL_secure_malloc(2 * (size_t)len);
+    BIGNUM *pm1, *t, *prod;
+    const char *why;
+    int x, y;                      /* the numbers the message names */
+
+    BN_CTX_start(bnctx);
+    pm1 = BN_CTX_get(bnctx);
+    t = BN_CTX_get(bnctx);
+    prod = BN_CTX_get(bnctx);
+    if (buf == NULL || prod == NULL) {
+        GPURSA_RAISE(ctx, GPURSA_R_MALLOC);
+        goto end;
+    }
+    BN_set_flags(pm1, BN_FLG_CONSTTIME);
+    BN_set_flags(t, BN_FLG_CONSTTIME);
+    BN_set_flags(prod, BN_FLG_CONSTTIME);
+    BN_set_flags((BIGNUM *)d, BN_FLG_CONSTTIME);
+    for (i = 0; i < nprimes; i++) {
+        BN_set_flags(c->factor[i], BN_FLG_CONSTTIME);
+        BN_set_flags(c->exponent[i], BN_FLG_CONSTTIME);
+        if (i > 0)
+            BN_set_flags(c->coeff[i - 1], BN_FLG_CONSTTIME);
+    }
+    if (!BN_one(prod))
+        goto internal;
+    /* prod: the product of the primes before r_i */
+    for (i = 0; i < nprimes; i++) {
+        /* coefficient i belongs to prime i + 1, q's (coefficient 1) to p */
+        const BIGNUM *m = i == 1 ? c->factor[0] : c->factor[i];
+
+        x = y = i + 1;
+        for (j = 0; j < i; j++)
+            if (key_bn_eq_ct(c->factor[i], c->factor[j], buf, len)) {
+                why = "primes %d and %d are equal";
+                x = j + 1;
+                goto bad;
+            }
+        if (BN_copy(pm1, c->factor[i]) == NULL || !BN_sub_word(pm1, 1)
+            || !BN_mod(t, d, pm1, bnctx))
+            goto internal;
+        if (!key_bn_eq_ct(t, c->exponent[i], buf, len)) {
+            why = "CRT exponent %d is not d mod (prime %d - 1)";
+            goto bad;
+        }
+        if (!BN_mod_mul(t, e, c->exponent[i], pm1, bnctx))
+            goto internal;
+        if (!key_bn_eq_ct(t, BN_value_one(), buf, len)) {
+            why = "CRT exponent %d times e is not 1 mod (prime %d - 1)";
+            goto bad;
+        }
+        /* coefficient i: q^-1 mod p, or (r_1 ... r_{i-1})^-1 mod r_i */
+        if (i > 0) {
+            if (!BN_mod(t, c->coeff[i - 1], m, bnctx))
+                goto internal;
+            if (!key_bn_eq_ct(t, c->coeff[i - 1], buf, len)) {
+                why = "CRT coefficient %d is not below prime %d";
+                x = i;
+                y = i == 1 ? 1 : i + 1;
+                goto bad;
+            }
+            if (!BN_mod_mul(t, c->coeff[i - 1], i == 1 ? c->factor[1] : prod, m, bnctx))
+                goto internal;
+            if (!key_bn_eq_ct(t, BN_value_one(), buf, len)) {
+                why = "CRT coefficient %d is not the inverse prime %d needs";
+                x = i;
+                y = i == 1 ? 1 : i + 1;
+                goto bad;
+            }
+        }
+        if (!BN_mul(prod, prod, c->factor[i], bnctx))
+            goto internal;
+    }
+    ok = 1;
+    goto end;
+bad:
+    GPURSA_RAISE_MSG(ctx, GPURSA_R_BAD_KEY, why, x, y);
+    goto end;
+internal:
+    GPURSA_RAISE(ctx, GPURSA_R_INTERNAL);
+end:
+    BN_CTX_end(bnctx);
+    OPENSSL_secure_clear_free(buf, 2 * (size_t)len);
+    return ok;
+}
+
 /* Check the numbers of a key about to be imported; raise and return 0 if bad. */
 static int key_check(GPURSA_PROV_CTX *ctx, const BIGNUM *n, const BIGNUM *e,
                      const BIGNUM *d, const key_crt *c, int nprimes)
@@ -221,7 +332,7 @@ static int key_check(GPURSA_PROV_CTX *ctx, const BIGNUM *n, const BIGNUM *e,
         GPURSA_RAISE_MSG(ctx, GPURSA_R_BAD_KEY, "product of the primes differs from n");
         goto end;
     }
-    ok = 1;
+    ok = key_check_crt(ctx, n, e, d, c, nprimes, bnctx);
 end:
     BN_clear_free(prod);
     BN_CTX_free(bnctx);
@@ -398,7 +509,7 @@ EVP_PKEY *gpursa_key_fallback(GPURSA_KEY *key)
         GPURSA_RAISE(ctx, GPURSA_R_MALLOC);
         goto end;
     }
-    pctx = EVP_PKEY_CTX_new_from_name(ctx->libctx, "RSA", GPURSA_PROPQ_FALLBACK);
+    pctx = EVP_PKEY_CTX_new_from_name(ctx->libctx, "RSA", ctx->fallback_propq);
     if (pctx == NULL || EVP_PKEY_fromdata_init(pctx) <= 0
         || EVP_PKEY_fromdata(pctx, &pkey, selection, params) <= 0) {
         GPURSA_RAISE_MSG(ctx, GPURSA_R_FALLBACK_FAILED, "cannot build the fallback key");
@@ -434,7 +545,7 @@ EVP_PKEY_CTX *gpursa_fallback_pkey_ctx(GPURSA_KEY *key)
 
     if (pkey == NULL)
         return NULL;
-    pctx = EVP_PKEY_CTX_new_from_pkey(key->provctx->libctx, pkey, GPURSA_PROPQ_FALLBACK);
+    pctx = EVP_PKEY_CTX_new_from_pkey(key->provctx->libctx, pkey, key->provctx->fallback_propq);
     if (pctx == NULL)
         GPURSA_RAISE(key->provctx, GPURSA_R_FALLBACK_FAILED);
     return pctx;

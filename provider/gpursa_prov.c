@@ -175,7 +175,7 @@ static void gpursa_ctx_free(GPURSA_PROV_CTX *ctx)
 static void gpursa_teardown(void *vctx)
 {
     GPURSA_PROV_CTX *ctx = vctx;
-    const char *stats = getenv("GPURSA_STATS");
+    const char *stats = gpursa_getenv("GPURSA_STATS");
 
     if (ctx == NULL)
         return;
@@ -187,11 +187,11 @@ static void gpursa_teardown(void *vctx)
 }
 
 /* Is RSA (key management and the private operation) reachable in the
- * fallback libctx without gpursa? */
-static int gpursa_fallback_fetchable(OSSL_LIB_CTX *libctx)
+ * fallback libctx, in fallback_provider? */
+static int gpursa_fallback_fetchable(const GPURSA_PROV_CTX *ctx)
 {
-    EVP_KEYMGMT *km = EVP_KEYMGMT_fetch(libctx, "RSA", GPURSA_PROPQ_FALLBACK);
-    EVP_ASYM_CIPHER *ac = EVP_ASYM_CIPHER_fetch(libctx, "RSA", GPURSA_PROPQ_FALLBACK);
+    EVP_KEYMGMT *km = EVP_KEYMGMT_fetch(ctx->libctx, "RSA", ctx->fallback_propq);
+    EVP_ASYM_CIPHER *ac = EVP_ASYM_CIPHER_fetch(ctx->libctx, "RSA", ctx->fallback_propq);
     int ok = km != NULL && ac != NULL;
 
     EVP_KEYMGMT_free(km);
@@ -200,10 +200,15 @@ static int gpursa_fallback_fetchable(OSSL_LIB_CTX *libctx)
 }
 
 /*
+ * The fallback fetches everything it computes (key generation and import,
+ * verification, encryption, the raw decryption, key checks) with
+ * "provider=<fallback_provider>": never from whichever other RSA provider
+ * the application happens to load (a second gpursa, a hardware token).
  * The child libctx mirrors the application's providers. When the
- * application did not load "default" (e.g. `-provider gpursa` alone), load
- * it into the child ourselves. Checked lazily, at first use, because the
- * application may load "default" after gpursa.
+ * fallback provider is "default" and the application did not load it (e.g.
+ * `-provider gpursa` alone), load it into the child ourselves; any other
+ * must be loaded by the application. Checked lazily, at each use until it
+ * succeeds, because the application may load it after gpursa.
  */
 int gpursa_prov_fallback_ready(GPURSA_PROV_CTX *ctx)
 {
@@ -219,11 +224,12 @@ int gpursa_prov_fallback_ready(GPURSA_PROV_CTX *ctx)
         goto internal;
     if (!ctx->fallback_ready) {
         ERR_set_mark();
-        if (gpursa_fallback_fetchable(ctx->libctx)) {
+        if (gpursa_fallback_fetchable(ctx)) {
             ctx->fallback_ready = 1;
-        } else if (ctx->fallback_default == NULL) {
+        } else if (ctx->fallback_default == NULL
+                   && strcmp(ctx->config.fallback_provider, "default") == 0) {
             ctx->fallback_default = OSSL_PROVIDER_load(ctx->libctx, "default");
-            if (ctx->fallback_default != NULL && gpursa_fallback_fetchable(ctx->libctx)) {
+            if (ctx->fallback_default != NULL && gpursa_fallback_fetchable(ctx)) {
                 ctx->fallback_ready = 1;
                 gpursa_log(ctx, 3, "loaded the default provider for the CPU fallback");
             }
@@ -233,11 +239,54 @@ int gpursa_prov_fallback_ready(GPURSA_PROV_CTX *ctx)
     ready = ctx->fallback_ready;
     CRYPTO_THREAD_unlock(ctx->fallback_lock);
     if (!ready)
-        GPURSA_RAISE_MSG(ctx, GPURSA_R_FALLBACK_FAILED,
-                         "no RSA implementation other than gpursa is available");
+        GPURSA_RAISE_MSG(ctx, GPURSA_R_FALLBACK_PROVIDER,
+                         "fallback_provider \"%s\": no provider of that name with RSA key "
+                         "management and RSA decryption is loaded", ctx->config.fallback_provider);
     return ready;
 internal:
     GPURSA_RAISE(ctx, GPURSA_R_INTERNAL);
+    return 0;
+}
+
+/* One of the core's string parameters (OSSL_PROV_PARAM_CORE_*), or NULL. */
+static const char *gpursa_core_param(const GPURSA_PROV_CTX *ctx, const char *key)
+{
+    const char *value = NULL;
+    OSSL_PARAM params[2];
+
+    params[0] = OSSL_PARAM_construct_utf8_ptr(key, (char **)&value, 0);
+    params[1] = OSSL_PARAM_construct_end();
+    if (ctx->core_get_params == NULL || !ctx->core_get_params(ctx->handle, params))
+        return NULL;
+    return value;
+}
+
+/* The running libcrypto, as the core reports it (OpenSSL_version when a
+ * core does not): 3.0.8 or later, or gpursa refuses to load. */
+static int gpursa_core_version_ok(GPURSA_PROV_CTX *ctx)
+{
+    const char *version = gpursa_core_param(ctx, OSSL_PROV_PARAM_CORE_VERSION);
+
+    if (version == NULL)
+        version = OpenSSL_version(OPENSSL_VERSION_STRING);
+    if (gpursa_openssl_version_ok(version))
+        return 1;
+    GPURSA_RAISE_MSG(ctx, GPURSA_R_OLD_OPENSSL, "libcrypto %s: gpursa needs OpenSSL 3.0.8 or "
+                     "later (its CPU fallback decrypts with it); upgrade OpenSSL",
+                     version != NULL ? version : "(unknown)");
+    return 0;
+}
+
+/* fallback_provider must name another provider than this one. */
+static int gpursa_fallback_name_ok(GPURSA_PROV_CTX *ctx)
+{
+    const char *name = gpursa_core_param(ctx, OSSL_PROV_PARAM_CORE_PROV_NAME);
+
+    if (name == NULL || strcmp(name, ctx->config.fallback_provider) != 0)
+        return 1;
+    GPURSA_RAISE_MSG(ctx, GPURSA_R_BAD_CONFIG, "fallback_provider \"%s\": that is this "
+                     "provider itself; name one that computes RSA on the CPU (e.g. default)",
+                     name);
     return 0;
 }
 
@@ -279,15 +328,19 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
             break;
         }
     }
-    if (!gpursa_config_load(ctx, &ctx->config))
+    if (!gpursa_core_version_ok(ctx))
         goto err;
+    if (!gpursa_config_load(ctx, &ctx->config) || !gpursa_fallback_name_ok(ctx))
+        goto err;
+    snprintf(ctx->fallback_propq, sizeof(ctx->fallback_propq), "provider=%s",
+             ctx->config.fallback_provider);
     ctx->fallback_lock = CRYPTO_THREAD_lock_new();
     if (ctx->fallback_lock == NULL) {
         GPURSA_RAISE(ctx, GPURSA_R_MALLOC);
         goto err;
     }
     /* The child libctx sees the application's providers, gpursa included
-     * (sharing this context), hence GPURSA_PROPQ_FALLBACK on every fetch. */
+     * (sharing this context), hence fallback_propq on every fetch. */
     ctx->libctx = OSSL_LIB_CTX_new_child(handle, in);
     if (ctx->libctx == NULL) {
         GPURSA_RAISE_MSG(ctx, GPURSA_R_INTERNAL, "cannot create the fallback library context");
@@ -297,7 +350,7 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
      * unload with the counters; a few clock reads per batch and request).
      * The metrics file has them as latency histograms. */
     {
-        const char *stats = getenv("GPURSA_STATS");
+        const char *stats = gpursa_getenv("GPURSA_STATS");
 
         if (((stats != NULL && strcmp(stats, "2") == 0) || ctx->config.metrics_file[0] != '\0')
             && (ctx->stats.stages = OPENSSL_zalloc(sizeof(*ctx->stats.stages))) == NULL) {

@@ -17,7 +17,6 @@
 #include "queue/gpursa_queue.h"
 
 #define GPURSA_PROV_NAME "gpursa"
-#define GPURSA_PROPQ_FALLBACK "provider!=gpursa"
 #define GPURSA_RSA_NAMES "RSA:rsaEncryption:1.2.840.113549.1.1.1"
 #define GPURSA_PROPS "provider=gpursa"
 
@@ -60,6 +59,8 @@ enum {
     GPURSA_R_INVALID_SIGNATURE_SIZE,
     GPURSA_R_OAEP_DECODING_ERROR,
     GPURSA_R_DATA_GREATER_THAN_MOD_LEN,
+    GPURSA_R_OLD_OPENSSL,         /* libcrypto older than 3.0.8 */
+    GPURSA_R_FALLBACK_PROVIDER,   /* fallback_provider not loaded, or without RSA */
     GPURSA_R_MAX_
 };
 
@@ -78,18 +79,26 @@ struct gpursa_prov_ctx {
     OSSL_FUNC_core_set_error_debug_fn *core_set_error_debug;
     OSSL_FUNC_core_vset_error_fn *core_vset_error;
     OSSL_FUNC_core_get_params_fn *core_get_params;
+    /* "provider=<fallback_provider>": every fetch of the CPU fallback */
+    char fallback_propq[80];
     /* "default" loaded into libctx by us when the application had not loaded it */
     OSSL_PROVIDER *fallback_default;
     void *fallback_lock;           /* CRYPTO_RWLOCK for fallback_ready/fallback_default */
-    int fallback_ready;            /* RSA is fetchable from libctx without gpursa */
+    int fallback_ready;            /* RSA is fetchable from fallback_provider */
     /* the PSS salt length the default provider signs with when none is set
      * (RSA_PSS_SALTLEN_*); 0 until asked, by the first signature context */
     atomic_int pss_default_saltlen;
 };
 
-/* Make sure the fallback libctx can do RSA without gpursa (loads "default" into
- * it when the application did not). 1 ok, 0 with an error raised. */
+/* Make sure the fallback libctx can do RSA in fallback_provider (loads
+ * "default" into it when that is the one and the application did not load
+ * it). 1 ok, 0 with an error naming fallback_provider raised. */
 int gpursa_prov_fallback_ready(GPURSA_PROV_CTX *ctx);
+
+/* 1 when version ("3.0.8", the core's OSSL_PROV_PARAM_CORE_VERSION) is an
+ * OpenSSL whose RSA decryption gpursa may fall back to: 3.0.8 or later
+ * (constant-time since CVE-2022-4304's fix); 0 for older or unparsable. */
+int gpursa_openssl_version_ok(const char *version);
 
 /* Configuration: fill cfg from the provider's openssl.cnf section (through
  * core get_params) and GPURSA_<NAME> environment variables, on top of the
@@ -149,7 +158,9 @@ EVP_PKEY *gpursa_key_fallback(GPURSA_KEY *key);
 int gpursa_key_is_crt2(const GPURSA_KEY *key);
 /* Load key parts from params (selection as in keymgmt import); checks the
  * key (modulus odd, size 512..16384 bits, e odd >= 3, all parts present,
- * product of primes == n). 0 with a gpursa error raised. */
+ * product of primes == n, CRT parts that agree with each other and with d:
+ * distinct primes, exponents d mod (prime - 1) inverting e, coefficients
+ * reduced and inverting what they must). 0 with a gpursa error raised. */
 int gpursa_key_fromdata(GPURSA_KEY *key, int selection, const OSSL_PARAM params[]);
 /* Push the parts selection asks for (n, e, d, factors, exponents,
  * coefficients) to bld. */

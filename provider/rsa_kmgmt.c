@@ -282,7 +282,7 @@ static void *gpursa_rsa_gen_init(void *provctx, int selection, const OSSL_PARAM 
     }
     gctx->provctx = ctx;
     gctx->selection = selection;
-    gctx->pctx = EVP_PKEY_CTX_new_from_name(ctx->libctx, "RSA", GPURSA_PROPQ_FALLBACK);
+    gctx->pctx = EVP_PKEY_CTX_new_from_name(ctx->libctx, "RSA", ctx->fallback_propq);
     if (gctx->pctx == NULL || EVP_PKEY_keygen_init(gctx->pctx) <= 0) {
         GPURSA_RAISE_MSG(ctx, GPURSA_R_FALLBACK_FAILED, "cannot start RSA key generation");
         gpursa_rsa_gen_cleanup(gctx);

@@ -18,4 +18,5 @@ void gpursa_config_defaults(gpursa_config *cfg)
     cfg->device_batches = 0;      /* auto: GPURSA_MAX_DEVICE_BATCHES, or
                                    * GPURSA_SHARED_DEVICE_BATCHES under MPS */
     cfg->metrics_interval_ms = 10000; /* metrics_file off ("") */
+    strcpy(cfg->fallback_provider, "default");
 }

@@ -70,6 +70,26 @@ static void gpursa_dev_forget_all_keys(gpursa_dev *d)
     pthread_mutex_unlock(&gpursa_q_global_lock);
 }
 
+/* A device that is down keeps no copies of keys: a lost device's are the
+ * first to go (the backend wipes what it still can reach), and the next
+ * reopen may be seconds away or never succeed. Only when the caller's batch
+ * is the last one using the device: a batch in flight still reads its keys.
+ * While down no batch is filled, so no key is uploaded until the reopen. */
+void gpursa_dev_drop_keys_if_down(gpursa_dev *d)
+{
+    int drop;
+
+    pthread_mutex_lock(&d->mu);
+    drop = d->down && d->busy == 1 && !d->keys_dropped;
+    if (drop)
+        d->keys_dropped = 1;
+    pthread_mutex_unlock(&d->mu);
+    if (drop) {
+        gpursa_dev_forget_all_keys(d);
+        gpursa_log_q(d->rt->q, 2, "device %d: down, its key copies freed", d->index);
+    }
+}
+
 /* Device failure bookkeeping: loss takes the device down at once, other
  * errors after a few in a row. */
 void gpursa_dev_failed(gpursa_dev *d, int rc)
@@ -115,6 +135,7 @@ void gpursa_dev_reopen(gpursa_dev *d)
         d->gd = gd;
         gpursa_dev_set_max_busy(d);
         d->down = 0;
+        d->keys_dropped = 0;
         d->consecutive_errors = 0;
         atomic_fetch_add(&d->opens, 1);
         gpursa_log_q(q, 1, "device %d: reopened", d->index);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include "gpu/gpursa_env.h"     /* gpursa_getenv, for every layer */
 #include "gpu/gpursa_gpu.h"
 
 #ifdef __cplusplus
@@ -62,6 +63,8 @@ typedef struct {
     char metrics_file[GPURSA_METRICS_PATH_MAX]; /* metrics_file: "" = off; an absolute
                                    * path, %p = the process id (gpursa_metrics.c) */
     unsigned metrics_interval_ms; /* metrics_interval_ms: between two writes */
+    char fallback_provider[64];   /* fallback_provider: the provider the CPU fallback
+                                   * fetches RSA from (the provider layer's; "default") */
 } gpursa_config;
 
 void gpursa_config_defaults(gpursa_config *cfg);

@@ -165,6 +165,7 @@ struct gpursa_dev {
     gpursa_slot *slots;
     /* failure handling */
     int down;                    /* no batches until reopened */
+    int keys_dropped;            /* under mu: down, and its key copies freed */
     int consecutive_errors;
     uint64_t retry_at_ns;
     unsigned backoff_ms;
@@ -280,6 +281,10 @@ gpursa_gpu_key *gpursa_dev_key(gpursa_dev *d, gpursa_queue_key *qk, int *unsuppo
 void gpursa_dev_failed(gpursa_dev *d, int rc);
 /* The dispatcher, once a device that went down has no runner busy. */
 void gpursa_dev_reopen(gpursa_dev *d);
+/* Called by a runner whose batch on d is done (still counted in d->busy):
+ * when d is down and no other batch uses it, its key copies are wiped and
+ * freed now, not at the next reopen attempt. */
+void gpursa_dev_drop_keys_if_down(gpursa_dev *d);
 
 /* gpursa_batch_policy.c */
 /* Puts the request on the device's pending list (one lock). DECIDE records

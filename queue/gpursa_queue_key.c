@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Queue keys: a private copy of the two-prime material (the GPU copy is
- * uploaded from it lazily, per device, by the runner that first needs it),
- * n and a Montgomery context for blinding, and the CPU path. Registered in
+ * Queue keys: a private copy of the two-prime material in the secure heap
+ * (the GPU copy is uploaded from it lazily, per device, by the runner that
+ * first needs it), n and a Montgomery context for blinding, and the CPU path. Registered in
  * the queue so teardown and device reopening can free the GPU copies.
  */
 #include <stddef.h>
@@ -56,7 +56,9 @@ int gpursa_queue_key_new(gpursa_queue *q, const gpursa_rsa_key_material *km,
     qk->cpu_arg = cpu_arg;
     qk->mat_len = km->n_len + km->e_len + km->p_len + km->q_len + km->dp_len
                   + km->dq_len + km->qinv_len;
-    if ((qk->mat = malloc(qk->mat_len + 1)) == NULL)
+    /* The private copy lives in the secure heap (where the application set
+     * one up: CRYPTO_secure_malloc_init), as OpenSSL keeps its own. */
+    if ((qk->mat = OPENSSL_secure_zalloc(qk->mat_len + 1)) == NULL)
         goto err;
     /* Every field is copied into the one allocation, in order. */
     qk->km = *km;
@@ -133,10 +135,7 @@ void gpursa_queue_key_free(gpursa_queue_key *qk)
     }
     BN_MONT_CTX_free(qk->mont);
     BN_free(qk->n);
-    if (qk->mat != NULL) {
-        OPENSSL_cleanse(qk->mat, qk->mat_len);
-        free(qk->mat);
-    }
+    OPENSSL_secure_clear_free(qk->mat, qk->mat_len + 1);
     OPENSSL_cleanse(qk, sizeof(*qk));
     free(qk);
 }

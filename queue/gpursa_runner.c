@@ -281,6 +281,7 @@ static void gpursa_slot_run(gpursa_slot *s)
         atomic_fetch_add_explicit(&st->fb_gpu_error, n, memory_order_relaxed);
         gpursa_slot_to_cpu(s, 0, n, &cpu);
         gpursa_dev_failed(d, rc);
+        gpursa_dev_drop_keys_if_down(d);   /* before the requests go to the CPU */
         OPENSSL_cleanse(s->outbuf, n * len);
         goto wipe;
     }
@@ -360,6 +361,7 @@ void *gpursa_runner(void *arg)
             break;
         pthread_mutex_unlock(&d->mu);
         gpursa_slot_run(s);
+        gpursa_dev_drop_keys_if_down(d);   /* the last batch of a device gone down */
         pthread_mutex_lock(&d->mu);
         s->filled = 0;
         s->measure = 0;

@@ -207,8 +207,9 @@ static int default_signs_correctly(const OSSL_PARAM *params, int selection, EVP_
  * Sign a SHA-256 digest with gpursa; a signature must verify under (n, e).
  * One exception is tolerated unless FUZZ_STRICT_KEYS is set: a key whose
  * parts contradict each other and that OpenSSL's default provider also signs
- * wrongly with (e.g. n, e and a wrong d, no CRT parts: the default computes
+ * wrongly with (n, e and a wrong d, no CRT parts: the default computes
  * c^d mod n and does not check it). gpursa then answers as OpenSSL does.
+ * CRT parts that contradict each other or d are refused at import.
  */
 static void use_sign(int backend, EVP_PKEY *gkey, EVP_PKEY *pub, const unsigned char *md32,
                      const OSSL_PARAM *params, int selection)
@@ -226,7 +227,7 @@ static void use_sign(int backend, EVP_PKEY *gkey, EVP_PKEY *pub, const unsigned 
                     "verify under the key's own n, e (default provider: %s)",
                     dflt < 0 ? "refuses the key" : dflt ? "signs correctly" : "also wrong");
         if (tolerated_wrong++ == 0)
-            fprintf(stderr, "note: an inconsistent key (no CRT parts or contradicting ones) "
+            fprintf(stderr, "note: an inconsistent key without CRT parts "
                     "signs wrongly, as with OpenSSL's default provider; FUZZ_STRICT_KEYS=1 "
                     "makes this fatal\n");
     }

@@ -25,6 +25,7 @@
 #include <string.h>
 #include "gpu/gpursa_cuda_load.h"
 #include "gpu/gpursa_cuda_status.h"
+#include "gpu/gpursa_host_debug.h"
 #include "gpu/gpursa_keyconv.h"
 #include "gpu/gpursa_rsa_op.h"
 #include "tests/gpu/gpu_testutil.h"
@@ -353,6 +354,23 @@ static void item_check(item_data *d, const gpursa_gpu_item *it, size_t idx)
     mpz_clear(d->want);
 }
 
+/* Host backend: after a batch, its per-thread staging (each item's input,
+ * r, r^-1 and result as limbs) holds nothing of it: every byte zero. */
+static void assert_host_staging_wiped(const gpursa_gpu_batch *batch)
+{
+    const unsigned char *staging = NULL;
+    size_t len = 0;
+
+    if (ops != gpursa_gpu_backend(GPURSA_BACKEND_HOST))
+        return;
+    ck_assert_int_eq(gpursa_host_debug_staging(batch, &staging, &len), GPURSA_GPU_OK);
+    ck_assert_uint_gt(len, 0);
+    for (size_t i = 0; i < len; i++)
+        if (staging[i] != 0)
+            ck_abort_msg("host batch staging: byte %zu of %zu is 0x%02x after the batch", i,
+                         len, staging[i]);
+}
+
 static gpursa_gpu_device *open_dev(gpursa_variant v)
 {
     gpursa_gpu_device *dev = NULL;
@@ -419,6 +437,7 @@ static void run_backend_batch_rep(int size_idx, gpursa_variant v, size_t nitems,
     ck_assert(ks >= 0 && ci >= 0 && co >= 0);
     for (size_t i = 0; i < nitems; i++)
         item_check(&data[i], &items[i], i);
+    assert_host_staging_wiped(batch);
 
     /* the batch is reusable; too many items is refused */
     for (size_t i = 0; i < 2 && i < nitems; i++)
@@ -427,6 +446,7 @@ static void run_backend_batch_rep(int size_idx, gpursa_variant v, size_t nitems,
     ck_assert_int_eq(ops->batch_wait(batch), GPURSA_GPU_OK);
     for (size_t i = 0; i < 2 && i < nitems; i++)
         item_check(&data[i], &items[i], i);
+    assert_host_staging_wiped(batch);
     ck_assert_int_ne(ops->batch_submit(batch, items, nitems + 1), GPURSA_GPU_OK);
     ops->batch_free(batch);
 

@@ -50,13 +50,12 @@ static void assert_same_numbers(const EVP_PKEY *a, const EVP_PKEY *b, int select
 }
 
 /*
- * Import base's parameters into gpursa with one number changed: |name|
- * replaced by |value|, or dropped when value is NULL; |extra| (if not NULL)
- * is added with |extra_value|. Returns the key or NULL.
+ * Import base's parameters into gpursa with numbers changed: each of the
+ * nmod names[i] replaced by values[i], or dropped when that is NULL; a name
+ * base lacks is added. Returns the key or NULL.
  */
-static EVP_PKEY *import_modified(const OSSL_PARAM *base, int selection, const char *name,
-                                 const BIGNUM *value, const char *extra,
-                                 const BIGNUM *extra_value)
+static EVP_PKEY *import_changed(const OSSL_PARAM *base, int selection, size_t nmod,
+                                const char *const names[], const BIGNUM *const values[])
 {
     OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
     OSSL_PARAM *params;
@@ -64,7 +63,7 @@ static EVP_PKEY *import_modified(const OSSL_PARAM *base, int selection, const ch
     EVP_PKEY *pkey = NULL;
     const OSSL_PARAM *p;
     BIGNUM *bns[32];            /* the builder keeps pointers until to_param */
-    size_t nbn = 0;
+    size_t nbn = 0, i;
 
     ck_assert_ptr_nonnull(bld);
     for (p = base; p->key != NULL; p++) {
@@ -72,18 +71,18 @@ static EVP_PKEY *import_modified(const OSSL_PARAM *base, int selection, const ch
 
         if (p->data_type != OSSL_PARAM_UNSIGNED_INTEGER)
             continue;
-        if (name != NULL && strcmp(p->key, name) == 0) {
-            if (value != NULL)
-                ck_assert(OSSL_PARAM_BLD_push_BN(bld, name, value));
+        for (i = 0; i < nmod && strcmp(p->key, names[i]) != 0; i++)
             continue;
-        }
+        if (i < nmod)
+            continue;
         ck_assert(OSSL_PARAM_get_BN(p, &bn));
         ck_assert(OSSL_PARAM_BLD_push_BN(bld, p->key, bn));
         ck_assert_uint_lt(nbn, 32);
         bns[nbn++] = bn;
     }
-    if (extra != NULL)
-        ck_assert(OSSL_PARAM_BLD_push_BN(bld, extra, extra_value));
+    for (i = 0; i < nmod; i++)
+        if (values[i] != NULL)
+            ck_assert(OSSL_PARAM_BLD_push_BN(bld, names[i], values[i]));
     params = OSSL_PARAM_BLD_to_param(bld);
     while (nbn > 0)
         BN_free(bns[--nbn]);
@@ -96,6 +95,23 @@ static EVP_PKEY *import_modified(const OSSL_PARAM *base, int selection, const ch
     OSSL_PARAM_free(params);
     OSSL_PARAM_BLD_free(bld);
     return pkey;
+}
+
+/*
+ * Import base's parameters into gpursa with one number changed: |name|
+ * replaced by |value|, or dropped when value is NULL; |extra| (if not NULL)
+ * is added with |extra_value|. Returns the key or NULL.
+ */
+static EVP_PKEY *import_modified(const OSSL_PARAM *base, int selection, const char *name,
+                                 const BIGNUM *value, const char *extra,
+                                 const BIGNUM *extra_value)
+{
+    const char *names[2] = { name, extra };
+    const BIGNUM *values[2] = { value, extra_value };
+
+    if (name == NULL)
+        return import_changed(base, selection, extra != NULL, names + 1, values + 1);
+    return import_changed(base, selection, extra != NULL ? 2 : 1, names, values);
 }
 
 static BIGNUM *param_bn(const OSSL_PARAM *params, const char *name)
@@ -434,6 +450,198 @@ START_TEST(test_keygen_through_gpursa)
 }
 END_TEST
 
+/* The error queue holds a gpursa BAD_KEY error whose detail contains text
+ * (and is emptied). */
+static int bad_key_says(const char *text)
+{
+    const char *data, *reason;
+    unsigned long e;
+    int flags, found = 0;
+
+    while ((e = ERR_get_error_all(NULL, NULL, NULL, &data, &flags)) != 0) {
+        reason = ERR_reason_error_string(e);
+        if (ERR_GET_REASON(e) == GPURSA_R_BAD_KEY && reason != NULL
+            && strncmp(reason, "gpursa:", 7) == 0 && (flags & ERR_TXT_STRING) != 0
+            && strstr(data, text) != NULL)
+            found = 1;
+    }
+    return found;
+}
+
+/* x = a mod m (a fresh BIGNUM) */
+static BIGNUM *bn_mod_of(const BIGNUM *a, const BIGNUM *m)
+{
+    BN_CTX *bnctx = BN_CTX_new();
+    BIGNUM *x = BN_new();
+
+    ck_assert(bnctx != NULL && x != NULL && BN_mod(x, a, m, bnctx));
+    BN_CTX_free(bnctx);
+    return x;
+}
+
+/*
+ * CRT parts that contradict each other or d are refused at import with an
+ * error naming the part, on random keys: p = q, a flipped bit (random
+ * position) in dP, dQ + 1, dP + (p - 1) (congruent, not reduced), qInv + 1,
+ * qInv + p (congruent, not below p), p and q swapped with their exponents
+ * but qInv kept, d + 2 with dP and dQ recomputed from it (then e * dP != 1).
+ * The default provider takes such keys; gpursa's refusal is documented in
+ * README (Limitations).
+ */
+static const int crt_sizes[] = { 1024, 2048 };
+
+START_TEST(test_import_refuses_contradicting_crt_parts)
+{
+    EVP_PKEY *def = tu_default_rsa(libctx, crt_sizes[_i]), *k;
+    OSSL_PARAM *base = NULL;
+    BIGNUM *n, *p, *q, *d, *dp, *dq, *qinv, *x, *pm1, *qm1;
+    BN_CTX *bnctx = BN_CTX_new();
+    int bit;
+
+    ck_assert_int_eq(EVP_PKEY_todata(def, EVP_PKEY_KEYPAIR, &base), 1);
+    n = param_bn(base, OSSL_PKEY_PARAM_RSA_N);
+    d = param_bn(base, OSSL_PKEY_PARAM_RSA_D);
+    p = param_bn(base, OSSL_PKEY_PARAM_RSA_FACTOR1);
+    q = param_bn(base, OSSL_PKEY_PARAM_RSA_FACTOR2);
+    dp = param_bn(base, OSSL_PKEY_PARAM_RSA_EXPONENT1);
+    dq = param_bn(base, OSSL_PKEY_PARAM_RSA_EXPONENT2);
+    qinv = param_bn(base, OSSL_PKEY_PARAM_RSA_COEFFICIENT1);
+    x = BN_new();
+    pm1 = BN_dup(p);
+    qm1 = BN_dup(q);
+    ck_assert(x != NULL && pm1 != NULL && qm1 != NULL && BN_sub_word(pm1, 1)
+              && BN_sub_word(qm1, 1));
+
+    /* p = q: n = p^2, the exponents and coefficient of p's */
+    {
+        const char *const names[] = {
+            OSSL_PKEY_PARAM_RSA_N, OSSL_PKEY_PARAM_RSA_FACTOR2, OSSL_PKEY_PARAM_RSA_EXPONENT2
+        };
+        const BIGNUM *values[] = { x, p, dp };
+
+        ck_assert(BN_sqr(x, p, bnctx));
+        ck_assert_ptr_null(import_changed(base, EVP_PKEY_KEYPAIR, 3, names, values));
+        ck_assert(bad_key_says("primes 1 and 2 are equal"));
+    }
+    /* one number changed at a time */
+    {
+        struct {
+            const char *name, *text;
+            BIGNUM *v;
+        } one[] = {
+            /* one bit of dP flipped, at a random position below its length */
+            { OSSL_PKEY_PARAM_RSA_EXPONENT1, "CRT exponent 1 is not d mod (prime 1 - 1)",
+              BN_dup(dp) },
+            { OSSL_PKEY_PARAM_RSA_EXPONENT2, "CRT exponent 2 is not d mod (prime 2 - 1)",
+              BN_dup(dq) },                                     /* dQ + 1 */
+            /* dP + (p - 1): the same exponent mod p - 1, not reduced */
+            { OSSL_PKEY_PARAM_RSA_EXPONENT1, "CRT exponent 1 is not d mod (prime 1 - 1)",
+              BN_dup(dp) },
+            { OSSL_PKEY_PARAM_RSA_COEFFICIENT1,
+              "CRT coefficient 1 is not the inverse prime 1 needs", BN_dup(qinv) },  /* + 1 */
+            /* qInv + p: the same inverse mod p, not below p */
+            { OSSL_PKEY_PARAM_RSA_COEFFICIENT1, "CRT coefficient 1 is not below prime 1",
+              BN_dup(qinv) },
+        };
+        size_t i;
+
+        ck_assert(RAND_bytes((unsigned char *)&bit, sizeof(bit)) == 1);
+        bit = (int)((unsigned)bit % (unsigned)BN_num_bits(dp));
+        ck_assert(BN_is_bit_set(one[0].v, bit) ? BN_clear_bit(one[0].v, bit)
+                                               : BN_set_bit(one[0].v, bit));
+        ck_assert(BN_add_word(one[1].v, 1) && BN_add(one[2].v, one[2].v, pm1)
+                  && BN_add_word(one[3].v, 1) && BN_add(one[4].v, one[4].v, p));
+        for (i = 0; i < sizeof(one) / sizeof(one[0]); i++) {
+            ck_assert_ptr_null(import_modified(base, EVP_PKEY_KEYPAIR, one[i].name, one[i].v,
+                                               NULL, NULL));
+            ck_assert_msg(bad_key_says(one[i].text), "case %zu (dP bit %d): no error \"%s\"",
+                          i, bit, one[i].text);
+            BN_clear_free(one[i].v);
+        }
+    }
+    /* p and q swapped with their exponents, qInv (q^-1 mod p) kept */
+    {
+        const char *const names[] = {
+            OSSL_PKEY_PARAM_RSA_FACTOR1, OSSL_PKEY_PARAM_RSA_FACTOR2,
+            OSSL_PKEY_PARAM_RSA_EXPONENT1, OSSL_PKEY_PARAM_RSA_EXPONENT2
+        };
+        const BIGNUM *values[] = { q, p, dq, dp };
+
+        ck_assert_ptr_null(import_changed(base, EVP_PKEY_KEYPAIR, 4, names, values));
+        ck_assert(bad_key_says("CRT coefficient 1 is not"));
+    }
+    /* d + 2 and the exponents that follow from it: they agree with d, not e */
+    {
+        const char *const names[] = {
+            OSSL_PKEY_PARAM_RSA_D, OSSL_PKEY_PARAM_RSA_EXPONENT1, OSSL_PKEY_PARAM_RSA_EXPONENT2
+        };
+        BIGNUM *d2 = BN_dup(d), *dp2, *dq2;
+
+        ck_assert(d2 != NULL && BN_add_word(d2, 2));
+        dp2 = bn_mod_of(d2, pm1);
+        dq2 = bn_mod_of(d2, qm1);
+        {
+            const BIGNUM *values[] = { d2, dp2, dq2 };
+
+            ck_assert_ptr_null(import_changed(base, EVP_PKEY_KEYPAIR, 3, names, values));
+        }
+        ck_assert(bad_key_says("CRT exponent 1 times e is not 1 mod (prime 1 - 1)"));
+        BN_clear_free(d2);
+        BN_clear_free(dp2);
+        BN_clear_free(dq2);
+    }
+    /* and the key as it is still imports */
+    k = import_changed(base, EVP_PKEY_KEYPAIR, 0, NULL, NULL);
+    ck_assert_ptr_nonnull(k);
+    ck_assert_int_eq(EVP_PKEY_eq(k, def), 1);
+    EVP_PKEY_free(k);
+    BN_CTX_free(bnctx);
+    BN_free(n);
+    BN_clear_free(d);
+    BN_clear_free(p);
+    BN_clear_free(q);
+    BN_clear_free(dp);
+    BN_clear_free(dq);
+    BN_clear_free(qinv);
+    BN_clear_free(x);
+    BN_clear_free(pm1);
+    BN_clear_free(qm1);
+    OSSL_PARAM_free(base);
+    EVP_PKEY_free(def);
+}
+END_TEST
+
+/* A three-prime key: the third prime's exponent off by one, its coefficient
+ * ((r_1 r_2)^-1 mod r_3) off by one: each refused. */
+START_TEST(test_import_refuses_contradicting_multiprime_parts)
+{
+    EVP_PKEY *def = default_multiprime(2048, 3), *k;
+    OSSL_PARAM *base = NULL;
+    BIGNUM *x, *d3, *t3;
+
+    ck_assert_int_eq(EVP_PKEY_todata(def, EVP_PKEY_KEYPAIR, &base), 1);
+    d3 = param_bn(base, OSSL_PKEY_PARAM_RSA_EXPONENT3);
+    t3 = param_bn(base, OSSL_PKEY_PARAM_RSA_COEFFICIENT2);
+    x = BN_dup(d3);
+    ck_assert(x != NULL && BN_add_word(x, 1));
+    ck_assert_ptr_null(import_modified(base, EVP_PKEY_KEYPAIR, OSSL_PKEY_PARAM_RSA_EXPONENT3,
+                                       x, NULL, NULL));
+    ck_assert(bad_key_says("CRT exponent 3 is not d mod (prime 3 - 1)"));
+    ck_assert(BN_copy(x, t3) != NULL && BN_add_word(x, 1));
+    ck_assert_ptr_null(import_modified(base, EVP_PKEY_KEYPAIR,
+                                       OSSL_PKEY_PARAM_RSA_COEFFICIENT2, x, NULL, NULL));
+    ck_assert(bad_key_says("CRT coefficient 2 is not the inverse prime 3 needs"));
+    k = import_changed(base, EVP_PKEY_KEYPAIR, 0, NULL, NULL);
+    ck_assert_ptr_nonnull(k);
+    EVP_PKEY_free(k);
+    BN_clear_free(x);
+    BN_clear_free(d3);
+    BN_clear_free(t3);
+    OSSL_PARAM_free(base);
+    EVP_PKEY_free(def);
+}
+END_TEST
+
 START_TEST(test_validate_detects_wrong_d)
 {
     EVP_PKEY *def = tu_default_rsa(libctx, 1024);
@@ -449,12 +657,25 @@ START_TEST(test_validate_detects_wrong_d)
     ck_assert_int_eq(EVP_PKEY_private_check(ctx), 1);
     EVP_PKEY_CTX_free(ctx);
 
-    /* d off by two: the primes still multiply to n, so import accepts it,
-     * but the key pair is inconsistent and the check must say so */
+    /* d off by two: with the CRT parts import refuses it (they no longer
+     * agree with d); without them import takes it, and the key pair is
+     * inconsistent, which the check must say */
     ck_assert_int_eq(EVP_PKEY_todata(def, EVP_PKEY_KEYPAIR, &base), 1);
     d = param_bn(base, OSSL_PKEY_PARAM_RSA_D);
     ck_assert(BN_add_word(d, 2));
     bad = import_modified(base, EVP_PKEY_KEYPAIR, OSSL_PKEY_PARAM_RSA_D, d, NULL, NULL);
+    ck_assert_ptr_null(bad);
+    ck_assert(bad_key_says("CRT exponent 1 is not d mod (prime 1 - 1)"));
+    {
+        const char *const crt[] = {
+            OSSL_PKEY_PARAM_RSA_D, OSSL_PKEY_PARAM_RSA_FACTOR1, OSSL_PKEY_PARAM_RSA_FACTOR2,
+            OSSL_PKEY_PARAM_RSA_EXPONENT1, OSSL_PKEY_PARAM_RSA_EXPONENT2,
+            OSSL_PKEY_PARAM_RSA_COEFFICIENT1
+        };
+        const BIGNUM *const v[] = { d, NULL, NULL, NULL, NULL, NULL };
+
+        bad = import_changed(base, EVP_PKEY_KEYPAIR, 6, crt, v);
+    }
     ck_assert_ptr_nonnull(bad);
     ctx = EVP_PKEY_CTX_new_from_pkey(libctx, bad, NULL);
     ck_assert_int_ne(EVP_PKEY_check(ctx), 1);
@@ -756,6 +977,9 @@ static Suite *make_keymgmt_suite(void)
     tcase_add_loop_test(tc, test_get_params_equal_default, 0, nsizes);
     tcase_add_test(tc, test_keygen_through_gpursa);
     tcase_add_test(tc, test_validate_detects_wrong_d);
+    tcase_add_loop_test(tc, test_import_refuses_contradicting_crt_parts, 0,
+                        (int)(sizeof(crt_sizes) / sizeof(crt_sizes[0])));
+    tcase_add_test(tc, test_import_refuses_contradicting_multiprime_parts);
     tcase_add_test(tc, test_encoders_write_gpursa_keys);
     /* These need rsa_sig.c / rsa_enc.c in the module; they run once it has them. */
     if (gpursa_has(OSSL_OP_SIGNATURE))

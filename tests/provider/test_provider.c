@@ -32,7 +32,7 @@ static const char *const config_env[] = {
     "GPURSA_BACKEND", "GPURSA_DEVICES", "GPURSA_MAX_BATCH", "GPURSA_MIN_GPU_BATCH",
     "GPURSA_MAX_WAIT_US", "GPURSA_MAX_INFLIGHT", "GPURSA_LOG_LEVEL", "GPURSA_VARIANT",
     "GPURSA_STATS", "GPURSA_CPU_FALLBACK", "GPURSA_DEVICE_BATCHES", "GPURSA_METRICS_FILE",
-    "GPURSA_METRICS_INTERVAL_MS",
+    "GPURSA_METRICS_INTERVAL_MS", "GPURSA_FALLBACK_PROVIDER",
 };
 
 static void clear_config_env(void)
@@ -232,6 +232,12 @@ static const struct {
     { "GPURSA_METRICS_FILE", "/dev/null/m.prom" },            /* not a folder */
     { "GPURSA_METRICS_FILE", "/tmp/" },                       /* no file name */
     { "GPURSA_METRICS_FILE", "/tmp/m-%d.prom" },              /* only %p and %% */
+    { "GPURSA_FALLBACK_PROVIDER", "" },
+    { "GPURSA_FALLBACK_PROVIDER", "default,fips" },           /* not one name */
+    { "GPURSA_FALLBACK_PROVIDER", "provider=default" },
+    { "GPURSA_FALLBACK_PROVIDER", "gpursa" },                 /* itself */
+    { "GPURSA_FALLBACK_PROVIDER",
+      "a-provider-name-longer-than-the-sixty-three-bytes-gpursa-takes-x" },
     { "GPURSA_METRICS_FILE", "/tmp/m-%" },
     { "GPURSA_METRICS_INTERVAL_MS", "9" },
     { "GPURSA_METRICS_INTERVAL_MS", "3600001" },
@@ -316,25 +322,35 @@ START_TEST(test_metrics_file_name_expands)
 }
 END_TEST
 
+/* Load an openssl.cnf whose provider list is |provs| (lines of the
+ * [provs] section) followed by |sections| into ctx; 1 when it loaded. */
+static int load_cnf(OSSL_LIB_CTX *ctx, const char *provs, const char *sections)
+{
+    char path[] = "/tmp/gpursa-cnf-XXXXXX";
+    int fd = mkstemp(path), ok;
+    FILE *f = fdopen(fd, "w");
+
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "openssl_conf = init\n[init]\nproviders = provs\n[provs]\n%s\n%s\n", provs,
+            sections);
+    fclose(f);
+    ERR_clear_error();
+    ok = OSSL_LIB_CTX_load_config(ctx, path) == 1;
+    unlink(path);
+    return ok;
+}
+
 /* Load gpursa through an openssl.cnf whose gpursa section holds |section|. */
 static OSSL_PROVIDER *load_with_cnf(OSSL_LIB_CTX *ctx, const char *section)
 {
-    char path[] = "/tmp/gpursa-cnf-XXXXXX";
-    int fd = mkstemp(path);
-    FILE *f = fdopen(fd, "w");
-    OSSL_PROVIDER *prov = NULL;
+    char sections[1024];
 
-    ck_assert_ptr_nonnull(f);
-    fprintf(f, "openssl_conf = init\n[init]\nproviders = provs\n[provs]\n"
-            "gpursa = gpursa_sect\n[gpursa_sect]\nactivate = 1\n%s\n", section);
-    fclose(f);
-    ERR_clear_error();
+    snprintf(sections, sizeof(sections), "[gpursa_sect]\nactivate = 1\n%s\n", section);
     /* A provider that fails to activate from the config is not available;
      * loading it again by hand would bypass its config section. */
-    if (OSSL_LIB_CTX_load_config(ctx, path) == 1 && OSSL_PROVIDER_available(ctx, "gpursa"))
-        prov = OSSL_PROVIDER_load(ctx, "gpursa");
-    unlink(path);
-    return prov;
+    if (load_cnf(ctx, "gpursa = gpursa_sect", sections) && OSSL_PROVIDER_available(ctx, "gpursa"))
+        return OSSL_PROVIDER_load(ctx, "gpursa");
+    return NULL;
 }
 
 START_TEST(test_cnf_values_are_read)
@@ -446,6 +462,203 @@ START_TEST(test_fallback_with_default_loaded_after)
 }
 END_TEST
 
+/*
+ * "otherrsa": another RSA provider for the fallback tests, built in by the
+ * test (OSSL_PROVIDER_add_builtin): the default provider's RSA key
+ * management, asymmetric cipher and signature under "provider=otherrsa",
+ * counting every context and key it makes. It stands for whatever else an
+ * application loads (a hardware token's provider, a second gpursa).
+ */
+static OSSL_PROVIDER *other_base;               /* the default provider it wraps */
+static int other_calls;
+static OSSL_FUNC_keymgmt_new_fn *other_km_new;
+static OSSL_FUNC_asym_cipher_newctx_fn *other_ac_newctx;
+static OSSL_FUNC_signature_newctx_fn *other_sig_newctx;
+static OSSL_DISPATCH other_fns[3][64];
+static OSSL_ALGORITHM other_algs[3][2];
+static const int other_ops[3] = { OSSL_OP_KEYMGMT, OSSL_OP_ASYM_CIPHER, OSSL_OP_SIGNATURE };
+
+static void *other_km_new_counted(void *provctx)
+{
+    __atomic_add_fetch(&other_calls, 1, __ATOMIC_RELAXED);
+    return other_km_new(provctx);
+}
+
+static void *other_ac_newctx_counted(void *provctx)
+{
+    __atomic_add_fetch(&other_calls, 1, __ATOMIC_RELAXED);
+    return other_ac_newctx(provctx);
+}
+
+static void *other_sig_newctx_counted(void *provctx, const char *propq)
+{
+    __atomic_add_fetch(&other_calls, 1, __ATOMIC_RELAXED);
+    return other_sig_newctx(provctx, propq);
+}
+
+static const OSSL_ALGORITHM *other_query(void *provctx, int op, int *no_cache)
+{
+    *no_cache = 0;
+    for (int i = 0; i < 3; i++)
+        if (other_ops[i] == op)
+            return other_algs[i];
+    return NULL;
+}
+
+static const OSSL_DISPATCH other_dispatch[] = {
+    { OSSL_FUNC_PROVIDER_QUERY_OPERATION, (void (*)(void))other_query },
+    { 0, NULL }
+};
+
+static int other_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
+                      const OSSL_DISPATCH **out, void **provctx)
+{
+    for (int i = 0; i < 3; i++) {
+        const OSSL_ALGORITHM *a;
+        const OSSL_DISPATCH *f;
+        int nc, n = 0;
+
+        for (a = OSSL_PROVIDER_query_operation(other_base, other_ops[i], &nc);
+             a != NULL && a->algorithm_names != NULL; a++)
+            if (strncmp(a->algorithm_names, "RSA:", 4) == 0)
+                break;
+        if (a == NULL || a->algorithm_names == NULL)
+            return 0;
+        for (f = a->implementation; f->function_id != 0 && n < 63; f++, n++) {
+            other_fns[i][n] = *f;
+            if (i == 0 && f->function_id == OSSL_FUNC_KEYMGMT_NEW) {
+                other_km_new = OSSL_FUNC_keymgmt_new(f);
+                other_fns[i][n].function = (void (*)(void))other_km_new_counted;
+            } else if (i == 1 && f->function_id == OSSL_FUNC_ASYM_CIPHER_NEWCTX) {
+                other_ac_newctx = OSSL_FUNC_asym_cipher_newctx(f);
+                other_fns[i][n].function = (void (*)(void))other_ac_newctx_counted;
+            } else if (i == 2 && f->function_id == OSSL_FUNC_SIGNATURE_NEWCTX) {
+                other_sig_newctx = OSSL_FUNC_signature_newctx(f);
+                other_fns[i][n].function = (void (*)(void))other_sig_newctx_counted;
+            }
+        }
+        other_fns[i][n] = (OSSL_DISPATCH){ 0, NULL };
+        other_algs[i][0] = (OSSL_ALGORITHM){ a->algorithm_names, "provider=otherrsa",
+                                             other_fns[i], "RSA, counted" };
+        other_algs[i][1] = (OSSL_ALGORITHM){ NULL, NULL, NULL, NULL };
+    }
+    *out = other_dispatch;
+    *provctx = OSSL_PROVIDER_get0_provider_ctx(other_base);
+    return 1;
+}
+
+/*
+ * gpursa (backend cpu: every private operation is the fallback's) with two
+ * other RSA providers loaded, otherrsa first: its fallback fetches with
+ * "provider=<fallback_provider>", so by default it lands on default and
+ * never on otherrsa, whose counter stays zero; with fallback_provider =
+ * otherrsa (loaded after gpursa) all of it lands there. Key generation,
+ * the key's check, raw decryptions, a signature and its verification.
+ */
+static void two_rsa_providers(const char *fallback, int *gpursa_ops, int *other_ops_seen)
+{
+    OSSL_LIB_CTX *ctx = OSSL_LIB_CTX_new();
+    OSSL_PROVIDER *def, *other, *g;
+    EVP_PKEY *d, *k;
+    EVP_PKEY_CTX *pctx;
+    unsigned char md[32] = { 1 }, sig[256];
+    size_t siglen = sizeof(sig);
+
+    setenv("GPURSA_BACKEND", "cpu", 1);
+    if (fallback != NULL)
+        setenv("GPURSA_FALLBACK_PROVIDER", fallback, 1);
+    __atomic_store_n(&other_calls, 0, __ATOMIC_RELAXED);
+    ck_assert_ptr_nonnull(other_base = OSSL_PROVIDER_load(NULL, "default"));
+    ck_assert_int_eq(OSSL_PROVIDER_add_builtin(ctx, "otherrsa", other_init), 1);
+    if (fallback != NULL) {
+        g = OSSL_PROVIDER_load(ctx, "gpursa");
+        other = OSSL_PROVIDER_load(ctx, "otherrsa");
+    } else {
+        other = OSSL_PROVIDER_load(ctx, "otherrsa");
+        g = OSSL_PROVIDER_load(ctx, "gpursa");
+    }
+    def = OSSL_PROVIDER_load(ctx, "default");
+    ck_assert(other != NULL && g != NULL && def != NULL);
+    keygen_and_check(ctx);
+    *gpursa_ops = run_private_ops(ctx, 4);
+    ck_assert_uint_eq(stat_of(g, "gpursa-ops-cpu"), (uint64_t)*gpursa_ops);
+    d = tu_default_rsa(ctx, 1024);
+    k = tu_to_gpursa(ctx, d);
+    pctx = EVP_PKEY_CTX_new_from_pkey(ctx, k, "provider=gpursa");
+    ck_assert_int_eq(EVP_PKEY_sign_init(pctx), 1);
+    ck_assert_int_eq(EVP_PKEY_sign(pctx, sig, &siglen, md, sizeof(md)), 1);
+    ck_assert_int_eq(EVP_PKEY_verify_init(pctx), 1);
+    ck_assert_int_eq(EVP_PKEY_verify(pctx, sig, siglen, md, sizeof(md)), 1);
+    EVP_PKEY_CTX_free(pctx);
+    EVP_PKEY_free(k);
+    EVP_PKEY_free(d);
+    *other_ops_seen = __atomic_load_n(&other_calls, __ATOMIC_RELAXED);
+    OSSL_PROVIDER_unload(def);
+    OSSL_PROVIDER_unload(g);
+    OSSL_PROVIDER_unload(other);
+    OSSL_LIB_CTX_free(ctx);
+    OSSL_PROVIDER_unload(other_base);
+}
+
+START_TEST(test_fallback_goes_to_default_not_another_rsa_provider)
+{
+    int n, other;
+
+    two_rsa_providers(NULL, &n, &other);
+    ck_assert_msg(other == 0, "otherrsa made %d keys or contexts for gpursa's fallback", other);
+}
+END_TEST
+
+START_TEST(test_fallback_provider_named_and_loaded_later)
+{
+    int n, other;
+
+    two_rsa_providers("otherrsa", &n, &other);
+    ck_assert_int_ge(other, n);
+}
+END_TEST
+
+/* fallback_provider names a provider that is not loaded: gpursa loads (the
+ * provider may come later), and each fallback operation fails with an error
+ * naming the key and the value. */
+START_TEST(test_fallback_provider_not_loaded_fails_with_clear_error)
+{
+    OSSL_LIB_CTX *ctx = OSSL_LIB_CTX_new();
+    OSSL_PROVIDER *def = OSSL_PROVIDER_load(ctx, "default"), *prov;
+    EVP_PKEY_CTX *pctx;
+    EVP_PKEY *pkey = NULL, *d, *g;
+    unsigned char in[128] = { 0x11 }, out[128];
+    size_t outlen = sizeof(out);
+
+    setenv("GPURSA_BACKEND", "cpu", 1);
+    setenv("GPURSA_FALLBACK_PROVIDER", "nothere", 1);
+    prov = OSSL_PROVIDER_load(ctx, "gpursa");
+    ck_assert_ptr_nonnull(prov);
+    pctx = EVP_PKEY_CTX_new_from_name(ctx, "RSA", "provider=gpursa");
+    ck_assert_ptr_nonnull(pctx);
+    ERR_clear_error();
+    ck_assert(EVP_PKEY_keygen_init(pctx) <= 0 || EVP_PKEY_generate(pctx, &pkey) <= 0);
+    ck_assert_ptr_null(pkey);
+    ck_assert(error_data_mentions("fallback_provider", "\"nothere\""));
+    EVP_PKEY_CTX_free(pctx);
+    /* a key imported into gpursa needs no fallback; its private operation does */
+    d = tu_default_rsa(ctx, 1024);
+    g = tu_to_gpursa(ctx, d);
+    pctx = EVP_PKEY_CTX_new_from_pkey(ctx, g, "provider=gpursa");
+    ck_assert_int_eq(EVP_PKEY_decrypt_init(pctx), 1);
+    ck_assert_int_eq(EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_NO_PADDING), 1);
+    ERR_clear_error();
+    ck_assert_int_le(EVP_PKEY_decrypt(pctx, out, &outlen, in, sizeof(in)), 0);
+    ck_assert(error_data_mentions("fallback_provider", "\"nothere\""));
+    EVP_PKEY_CTX_free(pctx);
+    EVP_PKEY_free(g);
+    EVP_PKEY_free(d);
+    OSSL_PROVIDER_unload(prov);
+    OSSL_PROVIDER_unload(def);
+    OSSL_LIB_CTX_free(ctx);
+}
+END_TEST
+
 static Suite *make_provider_suite(void)
 {
     Suite *s = suite_create("provider");
@@ -469,6 +682,11 @@ static Suite *make_provider_suite(void)
     tcase_add_test(tc, test_cnf_metrics_file_is_written);
     tcase_add_test(tc, test_fallback_without_default_provider);
     tcase_add_test(tc, test_fallback_with_default_loaded_after);
+    if (cipher) {
+        tcase_add_test(tc, test_fallback_goes_to_default_not_another_rsa_provider);
+        tcase_add_test(tc, test_fallback_provider_named_and_loaded_later);
+        tcase_add_test(tc, test_fallback_provider_not_loaded_fails_with_clear_error);
+    }
     if (cipher)
         tcase_add_test(tc, test_stats_count_private_ops);
     else

@@ -6,6 +6,8 @@
  * belongs to gpursa.so; registered without its module (TSan's atexit
  * interceptor did so) it ran at exit after the module was unmapped and
  * crashed. Run by test_unload_exit.sh; useful under the sanitizer trees.
+ * `unload_exit MODULEDIR` loads gpursa from MODULEDIR: test_setgid_env.sh
+ * runs a setgid copy, where libcrypto ignores OPENSSL_MODULES.
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,11 +16,13 @@
 #include <openssl/provider.h>
 #include <openssl/rsa.h>
 
-int main(void)
+int main(int argc, char **argv)
 {
     OSSL_LIB_CTX *ctx = OSSL_LIB_CTX_new();
-    OSSL_PROVIDER *def = ctx != NULL ? OSSL_PROVIDER_load(ctx, "default") : NULL;
-    OSSL_PROVIDER *g = ctx != NULL ? OSSL_PROVIDER_load(ctx, "gpursa") : NULL;
+    int dir_ok = ctx != NULL
+                 && (argc < 2 || OSSL_PROVIDER_set_default_search_path(ctx, argv[1]));
+    OSSL_PROVIDER *def = dir_ok ? OSSL_PROVIDER_load(ctx, "default") : NULL;
+    OSSL_PROVIDER *g = dir_ok ? OSSL_PROVIDER_load(ctx, "gpursa") : NULL;
     EVP_PKEY *pk = NULL;
     EVP_PKEY_CTX *sc = NULL;
     unsigned char md[32], sig[512];
@@ -36,7 +40,9 @@ int main(void)
          && EVP_PKEY_CTX_set_rsa_padding(sc, RSA_PKCS1_PADDING) > 0
          && EVP_PKEY_CTX_set_signature_md(sc, EVP_sha256()) > 0
          && EVP_PKEY_sign(sc, sig, &siglen, md, sizeof(md)) > 0;
-    if (!ok)
+    if (ok)
+        printf("signed %zu bytes\n", siglen);
+    else
         ERR_print_errors_fp(stderr);
     EVP_PKEY_CTX_free(sc);
     EVP_PKEY_free(pk);

@@ -121,6 +121,8 @@ static void fake_key_free(gpursa_gpu_device *dev, gpursa_gpu_key *k)
     BN_clear_free(k->qinv);
     free(k);
     atomic_fetch_sub(&fake.keys_live, 1);
+    if (dev != NULL && dev->index >= 0 && dev->index < FAKE_MAX_DEVICES)
+        atomic_fetch_add(&fake.keys_freed_on[dev->index], 1);
 }
 
 static int fake_batch_new(gpursa_gpu_device *dev, int bits, size_t max, gpursa_gpu_batch **b)

@@ -14,6 +14,7 @@
 
 #define FAKE_MAX_LOG 65536
 #define FAKE_MAX_OPENS 64
+#define FAKE_MAX_DEVICES 16
 
 typedef struct {
     /* knobs, set before use */
@@ -42,6 +43,7 @@ typedef struct {
     atomic_int cur_batches;      /* batches submitted and not yet waited for */
     atomic_int max_batches;      /* the most at once */
     atomic_int keys_live;        /* uploaded and not freed */
+    atomic_int keys_freed_on[FAKE_MAX_DEVICES];   /* key_free calls, by device index */
     atomic_int nlog;
     int log[FAKE_MAX_LOG];       /* size of each completed batch, in order */
 } fake_state;

@@ -1101,6 +1101,87 @@ START_TEST(test_device_loss_reopens_with_backoff)
 }
 END_TEST
 
+/*
+ * A lost device's key copies are wiped and freed as soon as the batch that
+ * found the loss is done, before its requests are answered from the CPU:
+ * not at the reopen, which backs off and here never succeeds. One batch in
+ * flight at a time (device_batches 1), so that batch is the device's last.
+ * Two keys of different sizes are on the device; both copies go through
+ * the backend's key_free for device 0, and the queue keeps no handle. Once
+ * the device is back, a key is uploaded again and used.
+ */
+START_TEST(test_device_loss_frees_its_key_copies_at_once)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk, *qk2;
+    uint64_t t0, gpu_before;
+
+    fake_reset();
+    mkq_device_batches = 1;
+    q = mkq(&fake_ops, 8, 500, 1, 1024);
+    mkq_device_batches = 0;
+    qk = mkkey(q, &keys[0]);
+    qk2 = mkkey(q, &keys[2]);
+    ck_assert_int_eq(run_async(q, qk, &keys[0], 8, 1), 0);
+    ck_assert_int_eq(run_async(q, qk2, &keys[2], 8, 1), 0);
+    ck_assert_int_eq(atomic_load(&fake.keys_live), 2);
+    ck_assert_int_eq(atomic_load(&fake.keys_freed_on[0]), 0);
+    atomic_store(&fake.open_fail, 1000000);
+    atomic_store(&fake.lost_next, 1);
+    ck_assert_int_eq(run_async(q, qk, &keys[0], 8, 1), 0);
+    ck_assert(atomic_load(&fake.failed_batches) > 0);
+    ck_assert_int_eq(atomic_load(&fake.keys_live), 0);
+    ck_assert_int_eq(atomic_load(&fake.keys_freed_on[0]), 2);
+    pthread_mutex_lock(&gpursa_q_global_lock);
+    ck_assert_ptr_null(qk->dev[0].gk);
+    ck_assert_ptr_null(qk2->dev[0].gk);
+    pthread_mutex_unlock(&gpursa_q_global_lock);
+    /* still answered (CPU) while down; back on the device once it reopens */
+    ck_assert_int_eq(run_async(q, qk2, &keys[2], 4, 1), 0);
+    ck_assert_int_eq(atomic_load(&fake.keys_live), 0);
+    atomic_store(&fake.open_fail, 0);
+    gpu_before = atomic_load(&stats.ops_gpu);
+    t0 = now_ns();
+    while (atomic_load(&stats.ops_gpu) == gpu_before && now_ns() - t0 < 30000000000ull) {
+        ck_assert_int_eq(run_async(q, qk, &keys[0], 8, 1), 0);
+        usleep(2000);
+    }
+    ck_assert(atomic_load(&stats.ops_gpu) > gpu_before);
+    ck_assert_int_eq(atomic_load(&fake.keys_live), 1);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_key_free(qk2);
+    gpursa_queue_free(q);
+    ck_assert_int_eq(atomic_load(&fake.keys_live), 0);
+}
+END_TEST
+
+/* The queue's private copy of a key (p, q, dp, dq, qinv and the rest) is in
+ * the secure heap that main set up, and the CPU path still works from it. */
+START_TEST(test_key_private_copy_in_secure_heap)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    const gpursa_rsa_key_material *km;
+
+    ck_assert(CRYPTO_secure_malloc_initialized());
+    fake_reset();
+    q = mkq(&fake_ops, 8, 500, 1, 1024);
+    for (int i = 0; i < 3; i++) {
+        qk = mkkey(q, &keys[i]);
+        km = &qk->km;
+        ck_assert(CRYPTO_secure_allocated(qk->mat));
+        ck_assert(CRYPTO_secure_allocated(km->p) && CRYPTO_secure_allocated(km->q));
+        ck_assert(CRYPTO_secure_allocated(km->dp) && CRYPTO_secure_allocated(km->dq));
+        ck_assert(CRYPTO_secure_allocated(km->qinv));
+        ck_assert(CRYPTO_secure_allocated(km->qinv + km->qinv_len - 1));
+        ck_assert_int_eq(memcmp(km->p, keys[i].km.p, km->p_len), 0);
+        ck_assert_int_eq(run_async(q, qk, &keys[i], 4, 1), 0);
+        gpursa_queue_key_free(qk);
+    }
+    gpursa_queue_free(q);
+}
+END_TEST
+
 static void *one_op_thread(void *arg)
 {
     void **a = arg;
@@ -1883,6 +1964,8 @@ static Suite *queue_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("failures");
+    tcase_add_test(tc, test_device_loss_frees_its_key_copies_at_once);
+    tcase_add_test(tc, test_key_private_copy_in_secure_heap);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_fault_items_recomputed_on_cpu_never_released);
     tcase_add_test(tc, test_cuda_fault_items_recomputed_on_cpu_never_released);
@@ -1937,6 +2020,10 @@ int main(void)
 
     if (getenv("GPURSA_TEST_SCALE") != NULL && atoi(getenv("GPURSA_TEST_SCALE")) > 0)
         scale = atoi(getenv("GPURSA_TEST_SCALE"));
+    /* The queue keeps its private key copies in the secure heap, as any
+     * application that sets one up (test_key_private_copy_in_secure_heap). */
+    if (!CRYPTO_secure_malloc_init(1 << 20, 16))
+        fprintf(stderr, "# no secure heap: its test will fail\n");
     tkey_make(&keys[0], 1024);
     tkey_make(&keys[1], 1024);
     tkey_make(&keys[2], 2048);
