@@ -393,6 +393,16 @@ GPURSA_COOP_FN void gpursa_coop_load_soa(const gpursa_coop_ctx *c, uint32_t *lo,
     }
 }
 
+/* All ones when the group's half-length values x and y are equal. */
+GPURSA_COOP_FN uint32_t gpursa_coop_eq(const gpursa_coop_ctx *c, const uint32_t *x, const uint32_t *y)
+{
+    uint32_t d = 0;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        d |= x[l] ^ y[l];
+    return gpursa_coop_group_bits(c, d != 0) == 0 ? 0xffffffffu : 0u;
+}
+
 /* Add the pending per-lane carries cy (at limb L of each lane: the next
  * lane's limb 0) into acc, and resolve what ripples. Returns the group's
  * total overflow above limb H (the same in every lane). */
@@ -489,6 +499,22 @@ GPURSA_COOP_FN void gpursa_coop_to_mont(const gpursa_coop_ctx *c, uint32_t *r, c
     uint32_t t[CO_L];
     gpursa_coop_mont(c, t, lo, hi, NULL, NULL, m, m0inv);
     gpursa_coop_mul(c, r, t, rrr, m, m0inv);
+}
+
+/* r = x^e for a public e, Montgomery form */
+GPURSA_COOP_FN void gpursa_coop_exp_public(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *x, uint64_t e,
+                                           const uint32_t *m, uint32_t m0inv)
+{
+    int bit = 63;
+    while (bit > 0 && !((e >> bit) & 1))
+        bit--;
+    gpursa_coop_copy(r, x);
+    GPURSA_COOP_ROLLED
+    while (--bit >= 0) {
+        gpursa_coop_mul(c, r, r, r, m, m0inv);
+        if ((e >> bit) & 1)                                  /* e is public */
+            gpursa_coop_mul(c, r, r, x, m, m0inv);
+    }
 }
 
 /* r = table entry idx (secret): every entry read, the one kept by mask */
