@@ -536,9 +536,12 @@ tls_settle_fds() {
     echo "$n"
 }
 
-# Leaks and misbehaving clients. After a warm-up of 400 handshakes, 50 at a time (so
-# thread pools, OpenSSL's per-thread ASYNC job pools, allocator arenas, the servers'
-# connection pools at that concurrency and gpursa's per-key and per-thread state exist):
+# Leaks and misbehaving clients. After a warm-up of TLS_WARMUP (default 400) handshakes,
+# 50 at a time (so thread pools, OpenSSL's per-thread ASYNC job pools, allocator arenas,
+# the servers' connection pools at that concurrency and gpursa's per-key and per-thread
+# state exist; async nginx's workers each keep an ASYNC job with its 32 KiB stack per
+# handshake they ever had in flight at once, a peak that random spreading over the
+# workers reaches slowly, so its test warms up longer):
 # 1. Three windows of 300 normal full handshakes. Open fds must come back to the warm count
 #    exactly after each (every connection and gpursa's eventfd per connection is closed by
 #    then). Memory: a leak is VmRSS growing by more than TLS_RSS_SLACK_KB/3 (default
@@ -567,7 +570,7 @@ tls_test_abuse_and_leaks() {
     tls_s_client 1.3
     tls_curl 1.2
     tls_note "server survived misbehaving clients and still does handshakes"
-    tls_handshakes 400
+    tls_handshakes "${TLS_WARMUP:-400}"
     fd0=$(tls_settle_fds 0)
     rss0=$(tls_rss_kb)
     rss_warm=$rss0
