@@ -100,6 +100,7 @@ tls_setup_nginx_async() {
 
 tls_cleanup() {
     tls_load_stop
+    [ -z "${TLS_CLIENTS_PID:-}" ] || { kill "$TLS_CLIENTS_PID"; wait "$TLS_CLIENTS_PID"; } 2>/dev/null
     if [ -n "$TLS_PID" ] && kill -0 "$TLS_PID" 2>/dev/null; then
         tls_kill_server
     fi
@@ -240,19 +241,24 @@ tls_rss_kb() {
 # tls_stop SIGNAL [SECONDS]: signal the server, wait for it to exit (at most SECONDS,
 # default 20), set TLS_STATUS, fail on a timeout or on crash traces in its stderr.
 tls_stop() {
-    local i limit=$((${2:-20} * 10))
     kill "-$1" "$TLS_PID" || tls_fail "cannot signal $TLS_SERVER"
+    tls_wait_exit "SIG$1" "${2:-20}"
+}
+
+# tls_wait_exit WHAT SECONDS: tls_stop's wait after WHAT (a signal, nginx -s quit).
+tls_wait_exit() {
+    local i limit=$(($2 * 10))
     for i in $(seq "$limit"); do
         kill -0 "$TLS_PID" 2>/dev/null || break
         sleep 0.1
     done
     kill -0 "$TLS_PID" 2>/dev/null &&
-        tls_fail "$TLS_SERVER did not exit within ${2:-20} s of SIG$1"
+        tls_fail "$TLS_SERVER did not exit within $2 s of $1"
     wait "$TLS_PID"
     TLS_STATUS=$?
     TLS_PID=""
     tls_check_crash
-    tls_note "$TLS_SERVER exited with status $TLS_STATUS after SIG$1"
+    tls_note "$TLS_SERVER exited with status $TLS_STATUS after $1"
 }
 
 # tls_check_crash: fail on crash traces in the server's stderr (but the deaths of the
@@ -680,4 +686,30 @@ tls_nginx_signal() {
     local out
     out=$(OPENSSL_CONF=/dev/null ${TLS_SERVER_WRAPPER:-} "$TLS_NGINX" -p "$TLS_WORK" \
         -c "$TLS_WORK/nginx.conf" -s "$1" 2>&1) || tls_fail "nginx -s $1: $out"
+}
+
+# tls_clients_start THREADS / tls_clients_stop: well-behaved clients in a loop in the
+# background (tls-abuse.py load: one full handshake and request per connection, each
+# connection answered, closed by the server, reset or refused), until stopped; the stop
+# fails the test when a connection hung or failed, and sets TLS_CLIENTS_OK,
+# TLS_CLIENTS_CLOSED, TLS_CLIENTS_RESET, TLS_CLIENTS_REFUSED.
+TLS_CLIENTS_PID=""
+tls_clients_start() {
+    python3 "$srcdir/tls-abuse.py" "$TLS_PORT" load "$1" "$TLS_WORK/cert.pem" \
+        >"$TLS_WORK/clients.out" 2>&1 &
+    TLS_CLIENTS_PID=$!
+}
+
+tls_clients_stop() {
+    local rc=0 out
+    kill -TERM "$TLS_CLIENTS_PID" 2>/dev/null
+    wait "$TLS_CLIENTS_PID" || rc=$?
+    TLS_CLIENTS_PID=""
+    out=$(cat "$TLS_WORK/clients.out")
+    [ "$rc" = 0 ] || tls_fail "clients: $out"
+    tls_note "$out"
+    TLS_CLIENTS_OK=$(echo "$out" | sed -n 's/.* ok=\([0-9]*\).*/\1/p')
+    TLS_CLIENTS_CLOSED=$(echo "$out" | sed -n 's/.* closed=\([0-9]*\).*/\1/p')
+    TLS_CLIENTS_RESET=$(echo "$out" | sed -n 's/.* reset=\([0-9]*\).*/\1/p')
+    TLS_CLIENTS_REFUSED=$(echo "$out" | sed -n 's/.* refused=\([0-9]*\).*/\1/p')
 }
