@@ -649,6 +649,14 @@ tls_test_shutdown() {
 
 # ---- async-mode nginx (asynch_mode_nginx, conf/nginx-async.conf) ----
 
+# tls_scaled N MIN: N thinned by GPURSA_TEST_SCALE (the sanitizer trees), at least MIN. The
+# load of the async tests: under TSan the host backend's arithmetic is slow enough that
+# their full load makes handshakes outlast nginx's handshake timeout (client_header_timeout).
+tls_scaled() {
+    local n=$(($1 / ${GPURSA_TEST_SCALE:-1}))
+    echo $((n > $2 ? n : $2))
+}
+
 # tls_batches: over every stats line in the server's stderr, "batches items cpu": the
 # batches gpursa formed, the operations they held (gpu + host), those on its CPU workers.
 tls_batches() {

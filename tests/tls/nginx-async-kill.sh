@@ -11,7 +11,7 @@ TLS_WORKERS=2
 tls_setup_nginx_async
 tls_start
 workers=$(tls_children "$TLS_PID" | sort)
-tls_clients_start 16
+tls_clients_start "$(tls_scaled 16 4)"
 sleep 1
 victim=$(echo "$workers" | head -1)
 kill -KILL "$victim" || tls_fail "cannot kill worker $victim"
@@ -28,8 +28,9 @@ grep -q "worker process $victim exited on signal 9" "$TLS_WORK/server.err" ||
 tls_note "worker $victim killed; workers now $(echo $now)"
 sleep 2
 tls_alive
-tls_h2load 1.3 40 40
-tls_h2load 1.2 40 40
+n=$(tls_scaled 40 8)
+tls_h2load 1.3 "$n" "$n"
+tls_h2load 1.2 "$n" "$n"
 tls_clients_stop
 [ "$TLS_CLIENTS_OK" -gt 0 ] || tls_fail "no connection was answered"
 tls_stop QUIT
@@ -39,5 +40,5 @@ read -r lines gpu host cpu <<<"$(tls_stats)"
     tls_fail "$lines gpursa stats lines, not $((1 + TLS_WORKERS)) (the master and the live workers)"
 signers=$(grep -c '^gpursa: ops gpu=[0-9]* host=[1-9]' "$TLS_WORK/server.err")
 [ "$signers" = "$TLS_WORKERS" ] || tls_fail "$signers workers signed, not $TLS_WORKERS"
-tls_expect_ops 80
+tls_expect_ops $((2 * n))
 tls_expect_batches

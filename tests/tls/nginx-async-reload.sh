@@ -20,7 +20,7 @@ tls_start
 master=$TLS_PID
 workers=$(tls_children "$master" | sort)
 all_workers=$workers
-tls_clients_start 16
+tls_clients_start "$(tls_scaled 16 4)"
 sleep 1
 for r in $(seq "$reloads"); do
     tls_nginx_signal reload
