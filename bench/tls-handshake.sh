@@ -36,7 +36,7 @@
 #   nginx default            stock nginx (conf/nginx.conf without its gpursa-only lines)
 #   nginx async-gpursa       (default) Intel's asynch_mode_nginx with conf/nginx-async.conf:
 #                            ssl_asynch on, gpursa through OPENSSL_CONF=conf/openssl.cnf,
-#                            GPURSA_MIN_GPU_BATCH=1 (the configuration's env line): each
+#                            GPURSA_MIN_GPU_BATCH (--min-gpu-batch, default 1): each
 #                            worker pauses handshakes on their queued signatures and its
 #                            queue batches them; the workers' CUDA contexts time-sliced
 #   nginx async-gpursa-mps   (default) the same under NVIDIA MPS (nvidia-cuda-mps-control
@@ -79,7 +79,7 @@
 #   --warmup S            seconds before measuring (default 3)
 #   --duration S          measured seconds per run (default 5)
 #   --backend B           GPURSA_BACKEND for the gpursa runs (default cuda)
-#   --min-gpu-batch N     GPURSA_MIN_GPU_BATCH for HAProxy with gpursa (default 1;
+#   --min-gpu-batch N     GPURSA_MIN_GPU_BATCH for HAProxy and async nginx with gpursa (default 1;
 #                         -1: gpursa's own crossover measurement)
 #   --modes "default gpursa"                 HAProxy runs
 #   --ceiling / --no-ceiling                 the ECDSA runs (default on)
@@ -522,10 +522,11 @@ case " $servers " in *" nginx "*)
                             pol="async nginx"
                         else
                             [ "$mode" = async-gpursa ] || mps_start "$mode" || continue
-                            # GPURSA_MIN_GPU_BATCH=1: the configuration's env line
-                            gpursa_env nginx
+                            # --min-gpu-batch, in the master's environment (where gpursa
+                            # reads it) as conf/nginx-async.conf says
+                            gpursa_env haproxy
                             prov=gpursa
-                            pol="async $backend min_gpu_batch=1"
+                            pol="async $backend min_gpu_batch=$min_gpu_batch"
                             [ "$mode" = async-gpursa ] || pol="$pol MPS"
                         fi
                         ;;

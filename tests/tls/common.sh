@@ -93,6 +93,8 @@ tls_setup_nginx_async() {
         TLS_NGINX=$prefix/sbin/nginx
     fi
     TLS_NGINX_CONF=nginx-async.conf
+    # as conf/nginx-async.conf says to start it (gpursa reads it in the master)
+    export GPURSA_MIN_GPU_BATCH=${GPURSA_MIN_GPU_BATCH:-1}
     "$TLS_NGINX" -V 2>&1 | grep -q 'nginx version' || tls_skip "$TLS_NGINX does not run"
     tls_setup nginx
     tls_note "nginx: $TLS_NGINX ($("$TLS_NGINX" -v 2>&1 | sed 's/.*: //')), conf/$TLS_NGINX_CONF"
