@@ -32,17 +32,28 @@
 #   haproxy ecdsa            (--ceiling) stock HAProxy with an ECDSA P-256 certificate:
 #                            a handshake whose signature costs almost nothing, so the
 #                            highest rate any RSA offload could reach on these cores
-# and nginx (first split only, TLS 1.3; --nginx-workers processes, no async mode):
-#   nginx default            stock nginx
-#   nginx gpursa             gpursa through OPENSSL_CONF=conf/openssl.cnf, its defaults
-#                            (a worker has one signature at a time, so it computes it on
-#                            the CPU: the crossover is never reached)
+# and nginx (first split only; each TLS version; each count of --nginx-workers):
+#   nginx default            stock nginx (conf/nginx.conf without its gpursa-only lines)
+#   nginx async-gpursa       (default) Intel's asynch_mode_nginx with conf/nginx-async.conf:
+#                            ssl_asynch on, gpursa through OPENSSL_CONF=conf/openssl.cnf,
+#                            GPURSA_MIN_GPU_BATCH (--min-gpu-batch, default 1): each
+#                            worker pauses handshakes on their queued signatures and its
+#                            queue batches them; the workers' CUDA contexts time-sliced
+#   nginx async-gpursa-mps   (default) the same under NVIDIA MPS (nvidia-cuda-mps-control
+#                            -d, pipe and log folders in a temporary folder, stopped after
+#                            the run): the workers' kernels run concurrently on the GPU
+#   nginx ecdsa              (--ceiling) stock nginx with an ECDSA P-256 certificate
+#   nginx async              asynch_mode_nginx without gpursa (its default provider;
+#                            ssl_asynch gone with the gpursa-only lines)
+#   nginx gpursa             stock nginx, gpursa through OPENSSL_CONF=conf/openssl.cnf, its
+#                            defaults (a worker has one signature at a time, so it computes
+#                            it on the CPU: the crossover is never reached)
 #   nginx gpursa-gpu         the same with GPURSA_MIN_GPU_BATCH=1 GPURSA_MAX_WAIT_US=0:
-#                            every signature goes to the GPU, a batch of one per worker,
-#                            each worker's CUDA context time-sliced with the others'
-#   nginx gpursa-gpu-mps     the same under NVIDIA MPS (nvidia-cuda-mps-control -d, pipe
-#                            and log folders in a temporary folder, stopped after the run):
-#                            the workers' kernels run concurrently on the GPU
+#                            every signature goes to the GPU, a batch of one per worker
+#   nginx gpursa-gpu-mps     the same under NVIDIA MPS
+# The async modes need asynch_mode_nginx: --nginx-async BIN, or it is built once by
+# bench/build-async-nginx.sh into --nginx-async-prefix from its source (that script's
+# default, or --nginx-async-src).
 #
 # Writes OUTDIR/results.csv, OUTDIR/summary.md (a table with the speed-ups), bench.log,
 # and per run the server's stderr (gpursa's stats line), its rendered configuration and
@@ -68,14 +79,19 @@
 #   --warmup S            seconds before measuring (default 3)
 #   --duration S          measured seconds per run (default 5)
 #   --backend B           GPURSA_BACKEND for the gpursa runs (default cuda)
-#   --min-gpu-batch N     GPURSA_MIN_GPU_BATCH for HAProxy with gpursa (default 1;
+#   --min-gpu-batch N     GPURSA_MIN_GPU_BATCH for HAProxy and async nginx with gpursa (default 1;
 #                         -1: gpursa's own crossover measurement)
 #   --modes "default gpursa"                 HAProxy runs
 #   --ceiling / --no-ceiling                 the ECDSA runs (default on)
 #   --servers "haproxy nginx"                servers to measure
-#   --nginx-modes "default gpursa gpursa-gpu gpursa-gpu-mps"
-#   --nginx-workers N     nginx worker processes (default 4 x the first split's cores, at
-#                         most 32: each one that uses the GPU holds a CUDA context)
+#   --nginx-modes "default async-gpursa async-gpursa-mps"
+#                         (also: async gpursa gpursa-gpu gpursa-gpu-mps)
+#   --nginx-workers "4 8" nginx worker process counts (default: the first split's cores
+#                         and twice that; each worker that uses the GPU holds a CUDA
+#                         context)
+#   --nginx-async BIN     asynch_mode_nginx's sbin/nginx (default: built, see above)
+#   --nginx-async-src S   its source, a tarball or tree (bench/build-async-nginx.sh -s)
+#   --nginx-async-prefix P  where it is built (default _build-nginx-async in the checkout)
 #   --groups LIST         the clients' groups (default X25519, and X25519:P-256 for the
 #                         ECDSA certificate, which TLS 1.2 needs in the list)
 set -u
@@ -90,7 +106,8 @@ debs="" modules=${OPENSSL_MODULES:-$TOP/_build/provider/.libs}
 if [ "$ncpu" -ge 8 ]; then split="$((ncpu / 4)) $((ncpu / 2))"; else split=$(( ncpu > 1 ? ncpu / 2 : 1 )); fi
 bits_list="2048 4096" tls_list="1.3 1.2" per_client=192 warmup=3 duration=5
 backend=cuda min_gpu_batch=1 modes="default gpursa" ceiling=1 servers="haproxy nginx"
-nginx_modes="default gpursa gpursa-gpu gpursa-gpu-mps" nginx_workers="" groups=X25519
+nginx_modes="default async-gpursa async-gpursa-mps" nginx_workers="" groups=X25519
+nginx_async="" nginx_async_src="" nginx_async_prefix=$TOP/_build-nginx-async
 while [ $# -gt 1 ]; do
     case $1 in
     --debs) debs=$(abspath "$2") ;;
@@ -109,6 +126,9 @@ while [ $# -gt 1 ]; do
     --servers) servers=$2 ;;
     --nginx-modes) nginx_modes=$2 ;;
     --nginx-workers) nginx_workers=$2 ;;
+    --nginx-async) nginx_async=$(abspath "$2") ;;
+    --nginx-async-src) nginx_async_src=$(abspath "$2") ;;
+    --nginx-async-prefix) nginx_async_prefix=$(abspath "$2") ;;
     --groups) groups=$2 ;;
     *) echo "unknown option $1 (see the comment at the top of $0)" >&2; exit 2 ;;
     esac
@@ -126,7 +146,7 @@ for s in $split; do
 done
 set -- $split
 first_split=$1
-[ -n "$nginx_workers" ] || nginx_workers=$((4 * first_split > 32 ? 32 : 4 * first_split))
+[ -n "$nginx_workers" ] || nginx_workers="$first_split $((2 * first_split))"
 
 # ---- the programs: from PATH, or unpacked from the carried packages ----
 # Unpacked outside OUTDIR (which may be a folder whose files are all shipped back).
@@ -163,6 +183,20 @@ unpack_debs() {
 }
 [ -z "$debs" ] || unpack_debs
 export PATH
+# asynch_mode_nginx, for the async modes
+case " $servers " in *" nginx "*)
+    case " $nginx_modes " in *" async"*)
+        if [ -z "$nginx_async" ]; then
+            "$TOP/bench/build-async-nginx.sh" ${nginx_async_src:+-s "$nginx_async_src"} \
+                "$nginx_async_prefix" 2>&1 | tee -a "$LOG"
+            [ "${PIPESTATUS[0]}" = 0 ] || die "cannot build asynch_mode_nginx (--nginx-async BIN, --nginx-async-src SRC)"
+            nginx_async=$nginx_async_prefix/sbin/nginx
+        fi
+        "$nginx_async" -v >/dev/null 2>&1 || die "$nginx_async does not run"
+        ;;
+    esac
+    ;;
+esac
 export OPENSSL=${OPENSSL:-$(command -v openssl)}
 for p in $servers h2load "$OPENSSL" taskset; do
     command -v "$p" >/dev/null || die "$p not found (give --debs DIR)"
@@ -218,6 +252,7 @@ hz=$(getconf CLK_TCK)
     echo "host: $(uname -srm), $ncpu CPUs: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
     command -v nvidia-smi >/dev/null && echo "gpus: $(nvidia-smi -L 2>/dev/null | tr '\n' ';')"
     for p in $servers; do echo "$p: $("$p" -v 2>&1 | head -1)"; done
+    [ -z "$nginx_async" ] || echo "nginx async: $nginx_async: $("$nginx_async" -v 2>&1 | head -1)"
     echo "h2load: $(h2load --version 2>&1 | head -1)"
     echo "openssl: $("$OPENSSL" version 2>&1)"
     echo "gpursa: $modules/gpursa.so, backend $backend, HAProxy min_gpu_batch $min_gpu_batch"
@@ -341,6 +376,8 @@ run_one() {
     tls_start >>"$LOG"
     taskset -p -c "$cores_all" $$ >/dev/null
     cp "$TLS_WORK/$TLS_SERVER".c* "$OUT/$RUN_TAG.conf"
+    # the async nginx: proof that the async directive was in the running configuration
+    [ "$TLS_NGINX" = nginx ] || echo "# run by $TLS_NGINX" >>"$OUT/$RUN_TAG.conf"
     port=$TLS_PORT
     [ "$ver" = 1.2 ] && port=$TLS_PORT12
     # shellcheck disable=SC2086
@@ -447,38 +484,68 @@ case " $servers " in *" haproxy "*)
     ;;
 esac
 
+mps_start() { # MODE: NVIDIA MPS for the run; fails (1) when it cannot start
+    command -v nvidia-cuda-mps-control >/dev/null ||
+        { say "SKIP $1: no nvidia-cuda-mps-control"; return 1; }
+    MPS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/gpursa-mps.XXXXXX")
+    chmod 755 "$MPS_DIR"
+    export CUDA_MPS_PIPE_DIRECTORY=$MPS_DIR/pipe CUDA_MPS_LOG_DIRECTORY=$MPS_DIR/log
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    nvidia-cuda-mps-control -d || { say "SKIP $1: MPS did not start"; mps_stop; return 1; }
+}
+
 case " $servers " in *" nginx "*)
     TLS_SERVER=nginx
     s=$first_split
-    set -- $tls_list
-    ver=$1
-    TLS_WORKERS=$nginx_workers TLS_NBTHREAD=""
-    RUN_GROUPS=$groups
-    for bits in $bits_list; do
-        use_cert "rsa$bits"
-        for mode in $nginx_modes; do
-            case $mode in
-            default) default_env; pol="" ;;
-            gpursa) gpursa_env nginx; pol="$backend defaults" ;;
-            gpursa-gpu) gpursa_env gpu; pol="$backend min_gpu_batch=1 max_wait_us=0" ;;
-            gpursa-gpu-mps)
-                command -v nvidia-cuda-mps-control >/dev/null ||
-                    { say "SKIP $mode: no nvidia-cuda-mps-control"; continue; }
-                gpursa_env gpu
-                pol="$backend min_gpu_batch=1 max_wait_us=0 MPS"
-                MPS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/gpursa-mps.XXXXXX")
-                chmod 755 "$MPS_DIR"
-                export CUDA_MPS_PIPE_DIRECTORY=$MPS_DIR/pipe CUDA_MPS_LOG_DIRECTORY=$MPS_DIR/log
-                mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-                nvidia-cuda-mps-control -d || { say "SKIP $mode: MPS did not start"; mps_stop; continue; }
-                ;;
-            *) die "unknown nginx mode $mode" ;;
-            esac
-            run_one "nginx-s$s-w$nginx_workers-rsa$bits-tls$ver-$mode" "$s" "rsa$bits" "$ver" \
-                "${mode%%-*}" "$pol"
-            if [ -n "$MPS_DIR" ]; then
-                cp "$MPS_DIR/log/control.log" "$OUT/nginx-rsa$bits-mps-control.log" 2>/dev/null
-                mps_stop
+    TLS_NBTHREAD=""
+    for w in $nginx_workers; do
+        TLS_WORKERS=$w
+        for ver in $tls_list; do
+            for bits in $bits_list; do
+                use_cert "rsa$bits"
+                RUN_GROUPS=$groups
+                for mode in $nginx_modes; do
+                    TLS_NGINX=nginx TLS_NGINX_CONF=nginx.conf prov=${mode%%-*}
+                    case $mode in
+                    default) default_env; pol="" ;;
+                    gpursa) gpursa_env nginx; pol="$backend defaults" ;;
+                    gpursa-gpu) gpursa_env gpu; pol="$backend min_gpu_batch=1 max_wait_us=0" ;;
+                    gpursa-gpu-mps)
+                        mps_start "$mode" || continue
+                        gpursa_env gpu
+                        pol="$backend min_gpu_batch=1 max_wait_us=0 MPS"
+                        ;;
+                    async | async-gpursa | async-gpursa-mps)
+                        TLS_NGINX=$nginx_async TLS_NGINX_CONF=nginx-async.conf
+                        if [ "$mode" = async ]; then
+                            default_env
+                            pol="async nginx"
+                        else
+                            [ "$mode" = async-gpursa ] || mps_start "$mode" || continue
+                            # --min-gpu-batch, in the master's environment (where gpursa
+                            # reads it) as conf/nginx-async.conf says
+                            gpursa_env haproxy
+                            prov=gpursa
+                            pol="async $backend min_gpu_batch=$min_gpu_batch"
+                            [ "$mode" = async-gpursa ] || pol="$pol MPS"
+                        fi
+                        ;;
+                    *) die "unknown nginx mode $mode" ;;
+                    esac
+                    run_one "nginx-s$s-w$w-rsa$bits-tls$ver-$mode" "$s" "rsa$bits" "$ver" \
+                        "$prov" "$pol"
+                    if [ -n "$MPS_DIR" ]; then
+                        cp "$MPS_DIR/log/control.log" "$OUT/nginx-w$w-rsa$bits-tls$ver-$mode-control.log" 2>/dev/null
+                        mps_stop
+                    fi
+                done
+            done
+            if [ "$ceiling" = 1 ]; then
+                use_cert ec256
+                default_env
+                TLS_NGINX=nginx TLS_NGINX_CONF=nginx.conf
+                RUN_GROUPS=$groups:P-256
+                run_one "nginx-s$s-w$w-ec256-tls$ver-default" "$s" ec256 "$ver" default "ceiling"
             fi
         done
     done

@@ -5,6 +5,8 @@
 # clang with its sanitizer and libFuzzer runtimes, and gcc's (libasan, libtsan: part of
 # build-essential), are for tests/ci-security.sh; xxd is for the hostile-input CLI tests;
 # debootstrap makes the Debian 13 root in which tests/ci-openssl35.sh tests OpenSSL 3.5.
+# libpcre2-dev and zlib1g-dev are for building asynch_mode_nginx (bench/build-async-nginx.sh:
+# the nginx-async tests in tests/tls and bench/tls-handshake.sh).
 # debhelper, lintian and debootstrap are for tests/ci-deb.sh (dpkg-dev comes with
 # build-essential; debian/rules needs no fakeroot: Rules-Requires-Root: no).
 set -e
@@ -44,6 +46,6 @@ apt-cache show libclang-rt-dev >/dev/null 2>&1 && rt=libclang-rt-dev
 apt_get install -y -q --no-install-recommends \
   build-essential autoconf automake libtool pkg-config \
   libssl-dev openssl check libgmp-dev valgrind ca-certificates \
-  haproxy nginx curl nghttp2-client python3 \
+  haproxy nginx curl nghttp2-client python3 libpcre2-dev zlib1g-dev \
   clang $rt xxd \
   debhelper lintian debootstrap

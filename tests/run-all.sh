@@ -13,6 +13,9 @@
 set -e
 cd "$(dirname "$0")/.."
 tests/install-deps.sh
+# asynch_mode_nginx for tests/tls's nginx-async tests, built once (bench/build-async-nginx.sh)
+# for make check and the sanitizer trees alike, where bench/tls-handshake.sh also looks
+export GPURSA_NGINX_ASYNC_PREFIX="${GPURSA_NGINX_ASYNC_PREFIX:-$PWD/_build-nginx-async}"
 ./autogen.sh
 # Without an NVIDIA GPU nothing here runs the CUDA backend, and building it for every
 # architecture nvcc knows dominates the build: one architecture still proves it compiles.

@@ -13,6 +13,11 @@
 #                    arithmetic on CPU threads), the path a machine without a GPU has
 #                    that still goes through the queue and async jobs.
 #   TLS_KEEP=1       keep the work folder (configs, certificate, server stderr).
+#   TLS_NGINX_ASYNC  the async-mode nginx (asynch_mode_nginx) of the nginx-async-* tests;
+#                    default: built once per build tree by bench/build-async-nginx.sh into
+#                    GPURSA_NGINX_ASYNC_PREFIX (default BUILDDIR/tests/tls/nginx-async)
+#                    from GPURSA_NGINX_ASYNC_SRC or shared/third_party/ beside the checkout;
+#                    without a source those tests skip.
 
 set -u
 PATH=$PATH:/usr/sbin:/sbin
@@ -28,6 +33,9 @@ TLS_PORT=""      # TLS 1.2 and 1.3
 TLS_PORT12=""    # TLS 1.2 only
 TLS_STATUS=""   # the server's exit status after tls_stop
 TLS_LOAD_PID="" # a background client loop (tls_load_start)
+TLS_NGINX=nginx             # the nginx program (tls_setup_nginx_async: asynch_mode_nginx)
+TLS_NGINX_CONF=nginx.conf   # its template in conf/
+TLS_KILLED=""   # server processes a test killed itself (their deaths are no crash)
 
 tls_note() { echo "# $*"; }
 tls_skip() { echo "SKIP: $*"; exit 77; }
@@ -45,8 +53,13 @@ tls_fail() {
 tls_setup() {
     local bin
     TLS_SERVER=$1
-    command -v "$TLS_SERVER" >/dev/null ||
-        tls_skip "$TLS_SERVER is not installed (Debian: apt-get install $TLS_SERVER)"
+    if [ "$TLS_SERVER" = nginx ]; then
+        command -v "$TLS_NGINX" >/dev/null ||
+            tls_skip "$TLS_NGINX is not installed (Debian: apt-get install nginx)"
+    else
+        command -v "$TLS_SERVER" >/dev/null ||
+            tls_skip "$TLS_SERVER is not installed (Debian: apt-get install $TLS_SERVER)"
+    fi
     for bin in "$OPENSSL" curl h2load python3; do
         command -v "$bin" >/dev/null ||
             tls_skip "client $bin is not installed (tests/install-deps.sh installs it)"
@@ -66,8 +79,30 @@ tls_setup() {
     tls_make_cert "$TLS_BITS"
 }
 
+# tls_setup_nginx_async: tls_setup nginx with asynch_mode_nginx and conf/nginx-async.conf;
+# builds it first (once per build tree) and skips when its source is not there.
+tls_setup_nginx_async() {
+    local prefix out rc=0
+    if [ -n "${TLS_NGINX_ASYNC:-}" ]; then
+        TLS_NGINX=$TLS_NGINX_ASYNC
+    else
+        prefix=${GPURSA_NGINX_ASYNC_PREFIX:-${GPURSA_TOP_BUILDDIR:-$(pwd)/../..}/tests/tls/nginx-async}
+        out=$("$TLS_TOP_SRCDIR/bench/build-async-nginx.sh" "$prefix" 2>&1) || rc=$?
+        [ "$rc" = 77 ] && tls_skip "$out"
+        [ "$rc" = 0 ] || tls_fail "cannot build asynch_mode_nginx: $out"
+        TLS_NGINX=$prefix/sbin/nginx
+    fi
+    TLS_NGINX_CONF=nginx-async.conf
+    # as conf/nginx-async.conf says to start it (gpursa reads it in the master)
+    export GPURSA_MIN_GPU_BATCH=${GPURSA_MIN_GPU_BATCH:-1}
+    "$TLS_NGINX" -V 2>&1 | grep -q 'nginx version' || tls_skip "$TLS_NGINX does not run"
+    tls_setup nginx
+    tls_note "nginx: $TLS_NGINX ($("$TLS_NGINX" -v 2>&1 | sed 's/.*: //')), conf/$TLS_NGINX_CONF"
+}
+
 tls_cleanup() {
     tls_load_stop
+    [ -z "${TLS_CLIENTS_PID:-}" ] || { kill "$TLS_CLIENTS_PID"; wait "$TLS_CLIENTS_PID"; } 2>/dev/null
     if [ -n "$TLS_PID" ] && kill -0 "$TLS_PID" 2>/dev/null; then
         tls_kill_server
     fi
@@ -125,14 +160,14 @@ tls_start() {
             haproxy -db -f "$TLS_WORK/haproxy.cfg" >>"$TLS_WORK/server.err" 2>&1 &
             ;;
         nginx)
-            tls_render nginx.conf "$TLS_WORK/nginx.conf"
+            tls_render "$TLS_NGINX_CONF" "$TLS_WORK/nginx.conf"
             if [ "$TLS_WITH_GPURSA" = 1 ]; then
                 OPENSSL_CONF=$TLS_TOP_SRCDIR/conf/openssl.cnf \
-                    nginx -p "$TLS_WORK" -c "$TLS_WORK/nginx.conf" -e stderr \
-                    >>"$TLS_WORK/server.err" 2>&1 &
+                    ${TLS_SERVER_WRAPPER:-} "$TLS_NGINX" -p "$TLS_WORK" -c "$TLS_WORK/nginx.conf" \
+                    -e stderr >>"$TLS_WORK/server.err" 2>&1 &
             else
-                nginx -p "$TLS_WORK" -c "$TLS_WORK/nginx.conf" -e stderr \
-                    >>"$TLS_WORK/server.err" 2>&1 &
+                ${TLS_SERVER_WRAPPER:-} "$TLS_NGINX" -p "$TLS_WORK" -c "$TLS_WORK/nginx.conf" \
+                    -e stderr >>"$TLS_WORK/server.err" 2>&1 &
             fi
             ;;
         esac
@@ -208,22 +243,37 @@ tls_rss_kb() {
 # tls_stop SIGNAL [SECONDS]: signal the server, wait for it to exit (at most SECONDS,
 # default 20), set TLS_STATUS, fail on a timeout or on crash traces in its stderr.
 tls_stop() {
-    local i limit=$((${2:-20} * 10))
     kill "-$1" "$TLS_PID" || tls_fail "cannot signal $TLS_SERVER"
+    tls_wait_exit "SIG$1" "${2:-20}"
+}
+
+# tls_wait_exit WHAT SECONDS: tls_stop's wait after WHAT (a signal, nginx -s quit).
+tls_wait_exit() {
+    local i limit=$(($2 * 10))
     for i in $(seq "$limit"); do
         kill -0 "$TLS_PID" 2>/dev/null || break
         sleep 0.1
     done
     kill -0 "$TLS_PID" 2>/dev/null &&
-        tls_fail "$TLS_SERVER did not exit within ${2:-20} s of SIG$1"
+        tls_fail "$TLS_SERVER did not exit within $2 s of $1"
     wait "$TLS_PID"
     TLS_STATUS=$?
     TLS_PID=""
+    tls_check_crash
+    tls_note "$TLS_SERVER exited with status $TLS_STATUS after $1"
+}
+
+# tls_check_crash: fail on crash traces in the server's stderr (but the deaths of the
+# processes in TLS_KILLED, which the test killed itself).
+tls_check_crash() {
+    local p mine='^$'
+    for p in $TLS_KILLED; do
+        mine="$mine|process $p exited on signal 9\$"
+    done
     if grep -n -E 'exited on signal|core dumped|Segmentation|FATAL|BUG|Abort|Assertion' \
-        "$TLS_WORK/server.err"; then
+        "$TLS_WORK/server.err" | grep -v -E "$mine"; then
         tls_fail "$TLS_SERVER reported a crash"
     fi
-    tls_note "$TLS_SERVER exited with status $TLS_STATUS after SIG$1"
 }
 
 # tls_stats_ops: total of gpursa's operations (gpu + host + cpu) over every stats line in
@@ -494,9 +544,12 @@ tls_settle_fds() {
     echo "$n"
 }
 
-# Leaks and misbehaving clients. After a warm-up of 400 handshakes, 50 at a time (so
-# thread pools, OpenSSL's per-thread ASYNC job pools, allocator arenas, the servers'
-# connection pools at that concurrency and gpursa's per-key and per-thread state exist):
+# Leaks and misbehaving clients. After a warm-up of TLS_WARMUP (default 400) handshakes,
+# 50 at a time (so thread pools, OpenSSL's per-thread ASYNC job pools, allocator arenas,
+# the servers' connection pools at that concurrency and gpursa's per-key and per-thread
+# state exist; async nginx's workers each keep an ASYNC job with its 32 KiB stack per
+# handshake they ever had in flight at once, a peak that random spreading over the
+# workers reaches slowly, so its test warms up longer):
 # 1. Three windows of 300 normal full handshakes. Open fds must come back to the warm count
 #    exactly after each (every connection and gpursa's eventfd per connection is closed by
 #    then). Memory: a leak is VmRSS growing by more than TLS_RSS_SLACK_KB/3 (default
@@ -525,7 +578,7 @@ tls_test_abuse_and_leaks() {
     tls_s_client 1.3
     tls_curl 1.2
     tls_note "server survived misbehaving clients and still does handshakes"
-    tls_handshakes 400
+    tls_handshakes "${TLS_WARMUP:-400}"
     fd0=$(tls_settle_fds 0)
     rss0=$(tls_rss_kb)
     rss_warm=$rss0
@@ -594,4 +647,79 @@ tls_test_shutdown() {
     else
         tls_note "stats not required: a process that exits with handshakes still open keeps gpursa loaded to the end"
     fi
+}
+
+# ---- async-mode nginx (asynch_mode_nginx, conf/nginx-async.conf) ----
+
+# tls_scaled N MIN: N thinned by GPURSA_TEST_SCALE (the sanitizer trees), at least MIN. The
+# load of the async tests: under TSan the host backend's arithmetic is slow enough that
+# their full load makes handshakes outlast nginx's handshake timeout (client_header_timeout).
+tls_scaled() {
+    local n=$(($1 / ${GPURSA_TEST_SCALE:-1}))
+    echo $((n > $2 ? n : $2))
+}
+
+# tls_batches: over every stats line in the server's stderr, "batches items cpu": the
+# batches gpursa formed, the operations they held (gpu + host), those on its CPU workers.
+tls_batches() {
+    sed -n 's/^gpursa: ops gpu=\([0-9]*\) host=\([0-9]*\) cpu=\([0-9]*\) batches=\([0-9]*\) .*/\4 \1 \2 \3/p' \
+        "$TLS_WORK/server.err" | awk '{ b += $1; i += $2 + $3; c += $4 } END { print b + 0, i + 0, c + 0 }'
+}
+
+# tls_expect_batches: (after tls_stop) every operation ran in one of gpursa's batches (none
+# on its CPU workers: GPURSA_MIN_GPU_BATCH=1) and the batches held more than one operation
+# on average: handshakes were paused in flight together, which only async mode gives.
+tls_expect_batches() {
+    local batches items cpu mean
+    read -r batches items cpu <<<"$(tls_batches)"
+    [ "$batches" -gt 0 ] || tls_fail "gpursa formed no batches"
+    mean=$(awk -v i="$items" -v b="$batches" 'BEGIN { printf "%.2f", i / b }')
+    tls_note "gpursa: $items operations in $batches batches (mean batch $mean), $cpu on CPU workers"
+    [ "$cpu" = 0 ] || tls_fail "$cpu operations ran on gpursa's CPU workers, not in batches"
+    [ "$items" -gt "$batches" ] ||
+        tls_fail "mean batch $mean: no two handshakes were in flight together in a worker"
+}
+
+# tls_gpursa_threads PID...: the number of gpursa's threads (named gpursa-*) in them.
+tls_gpursa_threads() {
+    local p t n=0
+    for p in "$@"; do
+        for t in /proc/"$p"/task/*/comm; do
+            case $(cat "$t" 2>/dev/null) in gpursa-*) n=$((n + 1)) ;; esac
+        done
+    done
+    echo "$n"
+}
+
+# tls_nginx_signal reload|quit: `nginx -s` with the test's configuration (its pid file).
+tls_nginx_signal() {
+    local out
+    out=$(OPENSSL_CONF=/dev/null ${TLS_SERVER_WRAPPER:-} "$TLS_NGINX" -p "$TLS_WORK" \
+        -c "$TLS_WORK/nginx.conf" -s "$1" 2>&1) || tls_fail "nginx -s $1: $out"
+}
+
+# tls_clients_start THREADS / tls_clients_stop: well-behaved clients in a loop in the
+# background (tls-abuse.py load: one full handshake and request per connection, each
+# connection answered, closed by the server, reset or refused), until stopped; the stop
+# fails the test when a connection hung or failed, and sets TLS_CLIENTS_OK,
+# TLS_CLIENTS_CLOSED, TLS_CLIENTS_RESET, TLS_CLIENTS_REFUSED.
+TLS_CLIENTS_PID=""
+tls_clients_start() {
+    python3 "$srcdir/tls-abuse.py" "$TLS_PORT" load "$1" "$TLS_WORK/cert.pem" \
+        >"$TLS_WORK/clients.out" 2>&1 &
+    TLS_CLIENTS_PID=$!
+}
+
+tls_clients_stop() {
+    local rc=0 out
+    kill -TERM "$TLS_CLIENTS_PID" 2>/dev/null
+    wait "$TLS_CLIENTS_PID" || rc=$?
+    TLS_CLIENTS_PID=""
+    out=$(cat "$TLS_WORK/clients.out")
+    [ "$rc" = 0 ] || tls_fail "clients: $out"
+    tls_note "$out"
+    TLS_CLIENTS_OK=$(echo "$out" | sed -n 's/.* ok=\([0-9]*\).*/\1/p')
+    TLS_CLIENTS_CLOSED=$(echo "$out" | sed -n 's/.* closed=\([0-9]*\).*/\1/p')
+    TLS_CLIENTS_RESET=$(echo "$out" | sed -n 's/.* reset=\([0-9]*\).*/\1/p')
+    TLS_CLIENTS_REFUSED=$(echo "$out" | sed -n 's/.* refused=\([0-9]*\).*/\1/p')
 }

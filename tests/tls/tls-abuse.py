@@ -4,6 +4,7 @@
 
 Usage: tls-abuse.py PORT [ROUNDS [THREADS]]
        tls-abuse.py PORT stall CONNECTIONS SECONDS
+       tls-abuse.py PORT load THREADS CAFILE
 
 
 Each round runs every case below once over TLS 1.2 and once over TLS 1.3 ClientHellos,
@@ -14,9 +15,18 @@ with a message when that happens, 0 otherwise.
 
 "stall" opens CONNECTIONS connections that each send a ClientHello and then neither read
 nor answer for SECONDS: handshakes the server holds open (a stop must not wait forever).
+
+"load" runs well-behaved clients from THREADS threads until SIGTERM: each connection is
+one full handshake (TLS 1.2 and 1.3 in turn, no tickets, the certificate verified against
+CAFILE for localhost) and one HTTP/1.1 request. Each connection ends as "ok" (the answer
+came), "closed" (the server closed it, at any point, without an answer), "reset" or
+"refused" (nothing listens: the server stopped). Prints the counts at the end; exits 1
+when a connection hung (no progress for TIMEOUT) or failed otherwise (a TLS alert, a
+certificate that does not verify, an answer that is not the server's).
 """
 import os
 import random
+import signal
 import socket
 import ssl
 import struct
@@ -183,10 +193,87 @@ def stall(port, nconn, seconds):
     return 0
 
 
+REQUEST = b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+
+
+def load_one(port, ctx):
+    """One connection of "load": its outcome, or ServerGone when it hung."""
+    try:
+        s = socket.create_connection((HOST, port), timeout=TIMEOUT)
+    except ConnectionRefusedError:
+        return "refused"
+    data = b""
+    try:
+        tls = ctx.wrap_socket(s, server_hostname="localhost")
+        tls.sendall(REQUEST)
+        while True:
+            chunk = tls.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except socket.timeout:
+        raise ServerGone("a connection made no progress for %.0f s" % TIMEOUT)
+    except ConnectionResetError:
+        return "ok" if b"gpursa ok" in data else "reset"
+    except (ssl.SSLEOFError, ssl.SSLZeroReturnError, BrokenPipeError):
+        pass  # closed without close_notify: the answer decides
+    finally:
+        s.close()
+    if b"gpursa ok" in data:
+        return "ok"
+    if data:
+        raise ServerGone("not the server's answer: %r" % data[:200])
+    return "closed"
+
+
+def load(port, nthreads, cafile):
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    lock = threading.Lock()
+    counts = {"ok": 0, "closed": 0, "reset": 0, "refused": 0}
+    failures = []
+    contexts = []
+    for version in VERSIONS:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.load_verify_locations(cafile)
+        ctx.minimum_version = ctx.maximum_version = version
+        ctx.options |= ssl.OP_NO_TICKET
+        contexts.append(ctx)
+
+    def worker(i):
+        while not stop.is_set():
+            try:
+                outcome = load_one(port, contexts[i % 2])
+            except (ServerGone, ssl.SSLError, OSError) as e:
+                with lock:
+                    failures.append("%s: %s" % (type(e).__name__, e))
+                stop.set()
+                return
+            with lock:
+                counts[outcome] += 1
+            i += 1
+            if outcome == "refused":
+                time.sleep(0.01)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(nthreads)]
+    for t in threads:
+        t.start()
+    while any(t.is_alive() for t in threads):
+        time.sleep(0.05)  # the main thread takes SIGTERM
+    print("tls-abuse load: " + " ".join("%s=%d" % kv for kv in sorted(counts.items())),
+          flush=True)
+    if failures:
+        print("tls-abuse load: FAILED: " + failures[0], file=sys.stderr, flush=True)
+        return 1
+    return 0
+
+
 def main():
     port = int(sys.argv[1])
     if len(sys.argv) == 5 and sys.argv[2] == "stall":
         return stall(port, int(sys.argv[3]), float(sys.argv[4]))
+    if len(sys.argv) == 5 and sys.argv[2] == "load":
+        return load(port, int(sys.argv[3]), sys.argv[4])
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     nthreads = int(sys.argv[3]) if len(sys.argv) > 3 else 8
     jobs = [(case, version) for _ in range(rounds) for case in CASES for version in VERSIONS]
