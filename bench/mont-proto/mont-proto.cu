@@ -74,24 +74,34 @@
  *   limb product): ideal ratios ~1.5x / ~1.6x, but the tc kernel's shared
  *   memory (matrices 77 / 132 KB, rows 51 / 68 KB a 4-warp block) leaves
  *   one block, 4 warps, an SM (fp64: 16), and 2048's mul spills.
- * 3. Measured prediction: the tc form loses more than fp64 to latency
- *   (12 warps an SM at 1024 bits: 130 registers, 70 KB a block; 4
- *   __syncwarp and shared-memory round trips a multiplication; the mma's
- *   ~30-cycle latency feeding serial carry chains), fp64 keeps 16 warps.
- *   1024: mul ~1.1-1.25x, sqr ~1.2-1.35x; 1536: ~0.6-0.9x; 2048: ~0.5-0.8x.
- *   Gate 1 (>= 1.5x at 1024 bits): predicted to FAIL, clearly for mul.
- *   Absolute (1024, batch >= 16384): fp64 ~4.3-4.8e9/s mul, ~4.7-5.3e9 sqr;
- *   tc ~5-6e9 mul, ~6-7e9 sqr. Batch 4096 fills a third of the GPU
- *   for fp64 (256 warps of 16 items; 12-16 warps an SM x 132 SMs hold
- *   ~1,700-2,100), and an eighth for tc (128 warps): rates there are lower
- *   for both, and lower still for tc.
+ * 3. Measured prediction. Warps in flight: a batch of N items is N / 32
+ *   tc warps and N / 16 fp64 warps (1024 bits; N / 10, N / 8 at 1536, 2048),
+ *   over 132 SMs: at 4,096 items ~1 tc warp an SM against ~2, at 16,384
+ *   ~4 against ~8, at 65,536 ~16 (capped at 12-16 by registers and shared
+ *   memory: 130 registers / 70 KB a 4-warp block, or 128 registers / 105
+ *   KB an 8-warp block) against 16. With one warp a scheduler or less, each
+ *   form runs at its latency, not its issue rate, and the tc form's chains
+ *   are longer (4 __syncwarp and shared-memory round trips a multiplication,
+ *   the mma's ~30-cycle latency feeding serial carry chains).
+ *   1024 bits: batch 4,096 ~0.4-0.6x; 16,384 ~0.6-0.9x; 65,536 mul
+ *   ~1.1-1.25x, sqr ~1.2-1.35x. 1536: ~0.6-0.9x at 65,536 (8 warps an SM
+ *   at most: 128-179 KB of shared memory a block), less below; 2048:
+ *   ~0.5-0.8x at 65,536 (4 warps an SM, and mul spills).
+ *   Gate 1 (>= 1.5x at 1024 bits, batches >= 4,096): predicted to FAIL, at
+ *   every batch; at 4,096 and 16,384 by a wide margin.
+ *   Absolute (1024, batch 65,536): fp64 ~4.3-4.8e9/s mul, ~4.7-5.3e9 sqr;
+ *   tc ~5-6e9 mul, ~6-7e9 sqr.
  *
  * Usage: mont-proto [--bits 1024,1536,2048] [--batch 4096,16384,65536]
  *                   [--iters 256] [--reps 5] [--seed 1]
- * Output: a header, each kernel's registers / shared memory / blocks an SM,
- * one line per (bits, op, batch): both forms' Montgomery multiplications per
- * second (millions), the ratio, and the GMP check of every item; then the
- * gate's verdict. Exit status 0 only when every result equals GMP's.
+ * Output: '#' lines (device; each kernel's registers, local and shared memory
+ * and blocks an SM), then one line per (bits, op, batch):
+ *   bits op batch fp64_Mmul/s tc_Mmul/s tc/fp64 fp64_ms tc_ms threads(fp64/tc)
+ *   shape(the fastest tc launch shape) check(ok | WRONG)
+ * each followed by '#      tc shapes (Mmul/s): ...' (every shape's rate), and
+ * at the end the gate's verdict at 1024 bits (least ratio over the batches
+ * and both operations) and the count of results checked and wrong. Exit
+ * status 0 only when every result (every form, shape and batch) equals GMP's.
  */
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -121,7 +131,6 @@ FPB_DECL(1024)
 FPB_DECL(1536)
 FPB_DECL(2048)
 
-enum { TC_THREADS = 128 };
 
 /* shared memory of a block of `threads` */
 template <int NB> static size_t tc_smem(int threads)
@@ -144,10 +153,15 @@ static int block_threads(int n, int items_per_warp, int max, int sms)
 
 static int num_sms;
 
+typedef void (*TcKernFn)(const uint32_t *, const uint32_t *, uint32_t *, const uint2 *, const uint2 *,
+                         const uint32_t *, int, int);
+
+/* One item a thread: `iters` multiplications of its x by its y (squarings
+ * of x), the result's words to out */
 template <int NB, bool SQ>
-static __global__ void __launch_bounds__(TC_THREADS) tc_kernel(const uint32_t *xin, const uint32_t *yin, uint32_t *out,
-                                                               const uint2 *gbq, const uint2 *gbp, const uint32_t *gp,
-                                                               int count, int iters)
+static __device__ __forceinline__ void tc_run(const uint32_t *xin, const uint32_t *yin, uint32_t *out,
+                                              const uint2 *gbq, const uint2 *gbp, const uint32_t *gp, int count,
+                                              int iters)
 {
     typedef TcDims<NB> D;
     extern __shared__ uint4 smem[];
@@ -184,6 +198,62 @@ static __global__ void __launch_bounds__(TC_THREADS) tc_kernel(const uint32_t *x
             out[(size_t)item * D::W + i] = tc_word_of_limbs(lim, D::F, i);
     }
 }
+
+/* The kernel at most TH threads a block, leaving the registers to ptxas'
+ * own choice (MB = 0), or with at least MB blocks an SM (a register budget) */
+template <int NB, bool SQ, int TH>
+static __global__ void __launch_bounds__(TH) tc_kernel(const uint32_t *xin, const uint32_t *yin, uint32_t *out,
+                                                       const uint2 *gbq, const uint2 *gbp, const uint32_t *gp,
+                                                       int count, int iters)
+{
+    tc_run<NB, SQ>(xin, yin, out, gbq, gbp, gp, count, iters);
+}
+
+template <int NB, bool SQ, int TH, int MB>
+static __global__ void __launch_bounds__(TH, MB) tc_kernel_mb(const uint32_t *xin, const uint32_t *yin,
+                                                              uint32_t *out, const uint2 *gbq, const uint2 *gbp,
+                                                              const uint32_t *gp, int count, int iters)
+{
+    tc_run<NB, SQ>(xin, yin, out, gbq, gbp, gp, count, iters);
+}
+
+template <int NB, bool SQ, int TH, int MB> struct TcK {
+    static TcKernFn get(void) { return tc_kernel_mb<NB, SQ, TH, MB>; }
+};
+template <int NB, bool SQ, int TH> struct TcK<NB, SQ, TH, 0> {
+    static TcKernFn get(void) { return tc_kernel<NB, SQ, TH>; }
+};
+
+/* The tc kernel in one launch shape (TH, MB): resources, and a launch */
+struct TcBufs {
+    const uint32_t *x, *y, *p;
+    uint32_t *out;
+    const uint2 *bq, *bp;
+};
+
+struct TcVar {
+    int th, mb;
+    void (*info)(int sq, cudaFuncAttributes *fa, int *blocks, size_t *smem);
+    void (*launch)(int sq, int blocks, int threads, const TcBufs &b, int n, int iters);
+};
+
+template <int NB, int TH, int MB> static void tcv_info(int sq, cudaFuncAttributes *fa, int *blocks, size_t *smem)
+{
+    const TcKernFn k = sq ? TcK<NB, true, TH, MB>::get() : TcK<NB, false, TH, MB>::get();
+    *smem = tc_smem<NB>(TH);
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)*smem));
+    CK(cudaFuncGetAttributes(fa, k));
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, k, TH, *smem));
+}
+
+template <int NB, int TH, int MB>
+static void tcv_launch(int sq, int blocks, int threads, const TcBufs &b, int n, int iters)
+{
+    const TcKernFn k = sq ? TcK<NB, true, TH, MB>::get() : TcK<NB, false, TH, MB>::get();
+    k<<<blocks, threads, tc_smem<NB>(threads)>>>(b.x, b.y, b.out, b.bq, b.bp, b.p, n, iters);
+}
+
+#define TCV(nb, th, mb) TcVar{th, mb, tcv_info<nb, th, mb>, tcv_launch<nb, th, mb>}
 
 struct Opts {
     std::vector<int> bits, batch;
@@ -257,7 +327,8 @@ static double gate_min = 1e30; /* the least tc / fp64 ratio at 1024 bits */
 template <int NB> static void run_size(const Opts &o, gmp_randstate_t rs, void (*fshape)(int *, int *, int *),
                                        int (*fregs)(int),
                                        cudaError_t (*flaunch)(int, const uint64_t *, const uint64_t *,
-                                                              const uint64_t *, uint64_t, uint64_t *, int, int, int))
+                                                              const uint64_t *, uint64_t, uint64_t *, int, int, int),
+                                       const std::vector<TcVar> &tv)
 {
     typedef TcDims<NB> D;
     const int nmax = *std::max_element(o.batch.begin(), o.batch.end());
@@ -271,7 +342,7 @@ template <int NB> static void run_size(const Opts &o, gmp_randstate_t rs, void (
     uint32_t *dxw, *dyw, *dow, *dp;
     uint2 *dbq, *dbp;
     uint64_t *dxf, *dyf, *dof, *dm;
-    const size_t smem = tc_smem<NB>(TC_THREADS);
+    TcBufs tb;
 
     fshape(&F, &T, &fper);
     mpz_inits(p, r, r52, rinv, rinv52, t, NULL);
@@ -335,18 +406,21 @@ template <int NB> static void run_size(const Opts &o, gmp_randstate_t rs, void (
     CK(cudaMemcpy(dxf, xf.data(), xf.size() * 8, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dyf, yf.data(), yf.size() * 8, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dm, m52.data(), (size_t)F * 8, cudaMemcpyHostToDevice));
-    CK(cudaFuncSetAttribute(tc_kernel<NB, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    CK(cudaFuncSetAttribute(tc_kernel<NB, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    CK(cudaMemset(dow, 0, ow.size() * 4));
+    tb.x = dxw, tb.y = dyw, tb.p = dp, tb.out = dow, tb.bq = dbq, tb.bp = dbp;
     for (int sq = 0; sq < 2; sq++) {
-        cudaFuncAttributes fa;
-        int tcb = 0;
-        CK(cudaFuncGetAttributes(&fa, sq ? tc_kernel<NB, true> : tc_kernel<NB, false>));
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&tcb, sq ? tc_kernel<NB, true> : tc_kernel<NB, false>,
-                                                         TC_THREADS, smem));
-        printf("# %4d %s  fp64: %d lanes an item, %d limbs, %d registers | tc: %d registers, %d B local, "
-               "%zu B shared a %d-thread block, %d blocks (%d warps) an SM\n",
-               NB, sq ? "sqr" : "mul", T, F, fregs(sq), fa.numRegs, (int)fa.localSizeBytes, smem, TC_THREADS, tcb,
-               tcb * TC_THREADS / 32);
+        printf("# %4d %s  fp64: %d lanes an item, %d limbs, %d registers, %d items a warp\n", NB, sq ? "sqr" : "mul", T,
+               F, fregs(sq), fper);
+        for (const TcVar &v : tv) {
+            cudaFuncAttributes fa;
+            int tcb = 0;
+            size_t smem;
+            v.info(sq, &fa, &tcb, &smem);
+            printf("# %4d %s  tc %dx%d: %d registers, %d B local, %zu B shared a %d-thread block, %d blocks (%d "
+                   "warps) an SM\n",
+                   NB, sq ? "sqr" : "mul", v.th, v.mb, fa.numRegs, (int)fa.localSizeBytes, smem, v.th, tcb,
+                   tcb * v.th / 32);
+        }
     }
     fflush(stdout);
     for (int sq = 0; sq < 2; sq++) {
@@ -358,20 +432,14 @@ template <int NB> static void run_size(const Opts &o, gmp_randstate_t rs, void (
             tc_expect(&e52[i], &xs[i], &ys[i], p, rinv52, o.iters, sq);
         });
         for (int n : o.batch) {
-            const int tct = block_threads(n, 32, TC_THREADS, num_sms), tcblocks = (n + tct - 1) / tct;
             const int fpt = block_threads(n, fper, 256, num_sms);
-            float ms_fp, ms_tc;
+            float ms_fp, ms_tc = 0;
             std::vector<int> bad_fp(n), bad_tc(n);
-            int nbad_fp = 0, nbad_tc = 0;
+            int nbad_fp = 0, nbad_tc = 0, tct = 0, best = 0;
+            char vrates[256] = "";
+            CK(cudaMemset(dof, 0, (size_t)n * F * 8)); /* no result of an earlier run is checked */
             ms_fp = time_launch(o.reps, [&] { CK(flaunch(sq, dxf, dyf, dm, mp, dof, n, o.iters, fpt)); });
-            ms_tc = time_launch(o.reps, [&] {
-                if (sq)
-                    tc_kernel<NB, true><<<tcblocks, tct, tc_smem<NB>(tct)>>>(dxw, dyw, dow, dbq, dbp, dp, n, o.iters);
-                else
-                    tc_kernel<NB, false><<<tcblocks, tct, tc_smem<NB>(tct)>>>(dxw, dyw, dow, dbq, dbp, dp, n, o.iters);
-            });
             CK(cudaMemcpy(of.data(), dof, (size_t)n * F * 8, cudaMemcpyDeviceToHost));
-            CK(cudaMemcpy(ow.data(), dow, (size_t)n * D::W * 4, cudaMemcpyDeviceToHost));
             parallel_for(n, [&](int i) {
                 mpz_t v, lim;
                 mpz_inits(v, lim, NULL);
@@ -385,23 +453,45 @@ template <int NB> static void run_size(const Opts &o, gmp_randstate_t rs, void (
                 bad_fp[i] = mpz_cmp(v, lim) >= 0;
                 mpz_mod(v, v, p);
                 bad_fp[i] |= mpz_cmp(v, &e52[i]) != 0;
-                /* tc: fully reduced, equal to e */
-                tc_words_mpz(v, &ow[(size_t)i * D::W], D::W);
-                bad_tc[i] = mpz_cmp(v, &e[i]) != 0;
                 mpz_clears(v, lim, NULL);
             });
-            for (int i = 0; i < n; i++) {
+            for (int i = 0; i < n; i++)
                 nbad_fp += bad_fp[i];
-                nbad_tc += bad_tc[i];
+            total_items += n;
+            /* each tc launch shape, each checked; the fastest is the tc form's rate */
+            for (size_t vi = 0; vi < tv.size(); vi++) {
+                const TcVar &v = tv[vi];
+                const int th = block_threads(n, 32, v.th, num_sms), blocks = (n + th - 1) / th;
+                const float ms = time_launch(o.reps, [&] { v.launch(sq, blocks, th, tb, n, o.iters); });
+                const size_t at = strlen(vrates);
+                CK(cudaMemcpy(ow.data(), dow, (size_t)n * D::W * 4, cudaMemcpyDeviceToHost));
+                CK(cudaMemset(dow, 0, (size_t)n * D::W * 4)); /* the next shape writes its own */
+                parallel_for(n, [&](int i) {
+                    /* tc: fully reduced, equal to e */
+                    mpz_t v2;
+                    mpz_init(v2);
+                    tc_words_mpz(v2, &ow[(size_t)i * D::W], D::W);
+                    bad_tc[i] = mpz_cmp(v2, &e[i]) != 0;
+                    mpz_clear(v2);
+                });
+                for (int i = 0; i < n; i++)
+                    nbad_tc += bad_tc[i];
+                total_items += n;
+                snprintf(vrates + at, sizeof(vrates) - at, " %dx%d(%d threads): %.1f", v.th, v.mb, th,
+                         (double)n * o.iters / (ms * 1e3));
+                if (vi == 0 || ms < ms_tc)
+                    ms_tc = ms, tct = th, best = (int)vi;
             }
-            total_items += 2 * n;
             total_wrong += nbad_fp + nbad_tc;
             {
                 const double r_fp = (double)n * o.iters / (ms_fp * 1e3), r_tc = (double)n * o.iters / (ms_tc * 1e3);
-                printf("%5d  %s  %6d  %10.1f  %10.1f  %6.2f  %8.3f  %8.3f  %3d/%3d  %s\n", NB, sq ? "sqr" : "mul", n,
-                       r_fp, r_tc, r_tc / r_fp, ms_fp, ms_tc, fpt, tct, nbad_fp + nbad_tc == 0 ? "ok" : "WRONG");
+                printf("%5d  %s  %6d  %10.1f  %10.1f  %6.2f  %8.3f  %8.3f  %3d/%3d  %3dx%d  %s\n", NB,
+                       sq ? "sqr" : "mul", n, r_fp, r_tc, r_tc / r_fp, ms_fp, ms_tc, fpt, tct, tv[best].th, tv[best].mb,
+                       nbad_fp + nbad_tc == 0 ? "ok" : "WRONG");
+                printf("#      tc shapes (Mmul/s):%s\n", vrates);
                 if (nbad_fp + nbad_tc)
-                    printf("#      wrong: fp64 %d of %d, tc %d of %d\n", nbad_fp, n, nbad_tc, n);
+                    printf("#      wrong: fp64 %d of %d, tc %d of %d (all shapes)\n", nbad_fp, n, nbad_tc,
+                           n * (int)tv.size());
                 if (NB == 1024)
                     gate_min = std::min(gate_min, r_tc / r_fp);
             }
@@ -462,15 +552,19 @@ int main(int argc, char **argv)
     printf("# rates in millions of Montgomery multiplications per second (batch x iters / time)\n");
     gmp_randinit_default(rs);
     gmp_randseed_ui(rs, o.seed);
-    printf("# bits  op   batch  fp64_Mmul/s   tc_Mmul/s  tc/fp64   fp64_ms     tc_ms  threads  check\n");
-    printf("# (threads: a block's, fp64/tc: the most that still give every SM a block)\n");
+    printf("# bits  op   batch  fp64_Mmul/s   tc_Mmul/s  tc/fp64   fp64_ms     tc_ms  threads  shape  check\n");
+    printf("# threads: a block's, fp64/tc, the most that still give every SM a block; tc: the fastest of its\n"
+           "# launch shapes (TH x MB: at most TH threads a block, at least MB blocks an SM, 0: registers as\n"
+           "# ptxas chooses), all checked\n");
     for (int b : o.bits) {
         if (b == 1024)
-            run_size<1024>(o, rs, fpb_shape_1024, fpb_regs_1024, fpb_launch_1024);
+            run_size<1024>(o, rs, fpb_shape_1024, fpb_regs_1024, fpb_launch_1024,
+                           {TCV(1024, 128, 0), TCV(1024, 256, 2)});
         else if (b == 1536)
-            run_size<1536>(o, rs, fpb_shape_1536, fpb_regs_1536, fpb_launch_1536);
+            run_size<1536>(o, rs, fpb_shape_1536, fpb_regs_1536, fpb_launch_1536,
+                           {TCV(1536, 128, 0), TCV(1536, 256, 0)});
         else if (b == 2048)
-            run_size<2048>(o, rs, fpb_shape_2048, fpb_regs_2048, fpb_launch_2048);
+            run_size<2048>(o, rs, fpb_shape_2048, fpb_regs_2048, fpb_launch_2048, {TCV(2048, 128, 0)});
         else
             fprintf(stderr, "mont-proto: %d bits: not a size of this program (1024, 1536, 2048)\n", b);
     }
