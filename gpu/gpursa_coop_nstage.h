@@ -128,8 +128,8 @@ GPURSA_COOP_FN void gpursa_nst_blind(const gpursa_nst_args *a, uint32_t tid)
 {
     gpursa_coop_ctx c;
     const uint32_t item_raw = gpursa_nst_place(&c, tid);
-    const int live = item_raw < a->count;
-    const uint32_t item = live ? item_raw : a->count - 1;
+    const int live = item_raw < a->count && item_raw != (uint32_t)a->test_skip;
+    const uint32_t item = item_raw < a->count ? item_raw : a->count - 1;
     const gpursa_rsa_keydata *kd = (const gpursa_rsa_keydata *)a->keys[item];
     uint32_t n[CO_L], rr[CO_L], x[CO_L], r[CO_L], y[CO_L], bad;
 

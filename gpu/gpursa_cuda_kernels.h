@@ -43,7 +43,8 @@ typedef struct {
                                * FP64-limb kernels may run; elsewhere (sm_75, 86, 89:
                                * 1/32 to 1/64 rate) only the 32-bit ones */
     int32_t test_skip;        /* tests only (gpursa_cuda_debug_fault_items), else -1: the
-                               * unblinding stage leaves this item untouched */
+                               * blinding and unblinding stages leave this item untouched,
+                               * so its status word is what the backend preset */
     int32_t test_corrupt;     /* tests only, else -1: the unblinding stage adds n to this
                                * item's result before its checks */
 } gpursa_cuda_args;

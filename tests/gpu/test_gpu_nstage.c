@@ -224,6 +224,12 @@ static void run_batch(item_spec *sp, int count, int extra, uint32_t first_group,
     if (groups == 0)
         groups = whole_warps(&b);
 
+    if (hook_skip >= 0 && hook_skip < count) {           /* sentinels: no stage stores them */
+        b.status[hook_skip] = canary;
+        for (int j = 0; j < NL; j++)
+            b.out[(size_t)j * b.stride + (uint32_t)hook_skip] = 0xa5a5a5a5u;
+    }
+
     /* blind */
     mark_secret(&b, 0);
     stage_run(&b, gpursa_nst_blind, first_group, groups);
@@ -232,6 +238,13 @@ static void run_batch(item_spec *sp, int count, int extra, uint32_t first_group,
     for (int i = (int)first_group; i < count && i < (int)(first_group + groups); i++) {
         const gt_rsa_key *k = &keys[sp[i].key];
         int bad = sp[i].kind == BAD_INPUT;
+        if (i == hook_skip) {
+            ck_assert_msg(b.status[i] == canary, "blind, skipped item %d: status written", i);
+            for (int j = 0; j < NL; j++)
+                ck_assert_msg(b.out[(size_t)j * b.stride + (uint32_t)i] == 0xa5a5a5a5u,
+                              "blind, skipped item %d: output written", i);
+            continue;
+        }
         gt_soa_get(got, b.out, &b, i);
         ck_assert_msg((uint32_t)b.status[i] == (bad ? GPURSA_DEV_ST_BADINPUT : GPURSA_DEV_ST_BLINDED),
                       "blind, item %d: status %#x", i, (unsigned)b.status[i]);
@@ -392,7 +405,8 @@ START_TEST(test_unblind_refuses)
 END_TEST
 
 /* The test hooks: the corrupted item (its result + n, right modulo n) is not
- * OK and its result zero; the skipped item's words keep their sentinels (the
+ * OK and its result zero; the skipped item's words keep their sentinels through
+ * both stages (the
  * batch's last, in a warp's part: the groups past the end run its item and
  * must not store it either); the others are right. */
 START_TEST(test_hooks)
