@@ -12,14 +12,14 @@
 #
 # The build tree, as bench/gpu-run.sh: GPURSA_BUILD (default _devbuild) configured with
 # CUDA, with `make`, `make -C tests/gpu check TESTS=` and `make -C tests/queue check
-# TESTS=` run; GPURSA_CARRY/lib (default _devcarry/lib) for the shared libraries the GPU
+# TESTS=` run; GPURSA_CARRY/lib (default _devlibs/lib) for the shared libraries the GPU
 # machine lacks. Writes LOGDIR/backend.log, LOGDIR/queue.log (TAP) and LOGDIR/summary.txt;
 # exits 0 when both suites pass.
 set -u
 out=${1:?usage: bench/gpu-trust-check.sh LOGDIR}
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${GPURSA_BUILD:-$top/_devbuild}
-carry=${GPURSA_CARRY:-$top/_devcarry}
+carry=${GPURSA_CARRY:-$top/_devlibs}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export LD_LIBRARY_PATH="$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

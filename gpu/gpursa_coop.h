@@ -572,7 +572,7 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  * Why: the exponentiation above spends its time in 32x32-bit products, and
  * on Hopper a full product (IMAD + IMAD.HI, or IMAD.WIDE) costs the integer
  * multiply pipe three slots, and the integer kernel runs close to that
- * pipe's ceiling (doc/performance-notes.md, "Kernels"). The
+ * pipe's ceiling (doc/design.md, "Why the kernels are shaped as they are"). The
  * FP64 pipe is a separate one, as fast as IMAD, and two FMAs give a product
  * of 52-bit limbs (Emmart, Zheng and Weems, "Faster modular exponentiation
  * using double precision floating point arithmetic on the GPU", ARITH 2018):
@@ -617,7 +617,7 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  * and the multiplication's loop together. Where the two loops are large (10
  * limbs a lane: about 36 KB of code), warps that drift apart into different
  * loops run slower than warps in one loop, most likely for the instruction
- * caches (doc/performance-notes.md, "Kernels"). Every thread of a block
+ * caches (doc/design.md, "Why the kernels are shaped as they are"). Every thread of a block
  * runs the exponentiation (gpursa_coop_item gives a thread past the batch's
  * end the last item), over the same public number of windows, so all of
  * them reach the barrier.
@@ -651,8 +651,8 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
  * through (256 KB with the shared memory), so the reads go to the L2 and
  * beyond it to DRAM. 3 bits halve the table for a third more
  * multiplications by a table entry, and GPURSA_COOP_FP_SMEM moves entries
- * into shared memory (below; doc/performance-notes.md, "The window table
- * and the L1"). */
+ * into shared memory (below; doc/design.md, "Why the kernels are shaped as they
+ * are"). */
 #ifndef GPURSA_COOP_FP_W
 #define GPURSA_COOP_FP_W GPURSA_COOP_W
 #endif
@@ -725,8 +725,8 @@ GPURSA_COOP_FN uint64_t gpursa_fp_d2u52(double x)
 
 /* q = x m' mod 2^52 (x: a column), as a double. By an integer multiply:
  * its chain is shorter than the FP64 product's, and q is on the critical
- * path of every step (the FP64 form is no faster: doc/performance-notes.md,
- * "FP64 limbs for RSA-2048").
+ * path of every step (the FP64 form is no faster: doc/design.md,
+ * "Why the kernels are shaped as they are").
  * Only the low 52 bits of x m' are formed: the high word takes two 32-bit
  * products, and one three-input LOP3 both masks it and sets the exponent
  * bits that gpursa_fp_u52 would OR in. */
@@ -1257,8 +1257,8 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, double *r, cons
  * result out of it. They run on 52-bit limbs through one copy of the FP64
  * multiplication that is not inlined (gpursa_fp_mul_cold), so the kernel's
  * code for them is one loop outside the exponentiation's (whose registers
- * it does not touch; doc/performance-notes.md, "The rest of the operation
- * on FP64 limbs"). What stays in 32-bit limbs: the reduction of the
+ * it does not touch; doc/design.md, "Why the kernels are shaped as they are").
+ * What stays in 32-bit limbs: the reduction of the
  * full-length input modulo m, which multiplies only by m, and Garner's
  * recombination. A full-length x < n enters as
  * x' = x / R mod m (the reduction) and x' (R R52^2) / R52 = x R52, with

@@ -10,7 +10,7 @@
  * lighter loads would leave SMs idle. From 1,025 items on, the 4-lane FP64
  * kernel finishes a batch sooner than this one (its blocks of 32 items take
  * about four fifths of the time of this one's blocks of 16) and signs more
- * a second at every load (doc/performance-notes.md, "Kernels") */
+ * a second at every load (doc/design.md, "Why the kernels are shaped as they are") */
 #define GPURSA_COOP_H 32
 #define GPURSA_COOP_L 4
 #define GPURSA_COOP_NARROW_UPTO 1024
@@ -21,7 +21,7 @@
 #define GPURSA_COOP_WIDE_LAUNCH gpursa_cuda_launch_2048_fp
 /* Under MPS the other processes' load is unseen, and with 16 processes each
  * running ~100-item batches the FP64 kernel signs more than the 4-limb one
- * (on an H100; doc/performance-notes.md, "Several processes under MPS") */
+ * (on an H100; doc/design.md, "Why the kernels are shaped as they are") */
 #define GPURSA_COOP_SHARED_LAUNCH gpursa_cuda_launch_2048_fp
 #ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
 #include "gpu/kernels_rsa.cuh"

@@ -7,8 +7,8 @@
  * the CIOS steps, each with twice the limb products, so the step's fixed
  * part (its shuffles, q, the shift) is paid half as often; at more than 128
  * registers (196) an SM holds one 64-item block instead of two of 32, so it runs only loads
- * that keep the SMs busy (kernels_2048.cu; doc/performance-notes.md,
- * "RSA-2048 on two lanes a half"). */
+ * that keep the SMs busy (kernels_2048.cu; doc/design.md,
+ * "Why the kernels are shaped as they are"). */
 #define GPURSA_COOP_H 32
 #define GPURSA_COOP_L 16
 #define GPURSA_COOP_FP 1

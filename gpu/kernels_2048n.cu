@@ -3,7 +3,7 @@
  * half, a whole warp per item), for loads of up to 1,024 items: the
  * shortest chain per multiplication, so a lone batch finishes sooner than on
  * the 4-limb kernel, and up to 1,024 items it is also the faster one (on an
- * H100; doc/performance-notes.md, "Kernels"). */
+ * H100; doc/design.md, "Why the kernels are shaped as they are"). */
 #define GPURSA_COOP_H 32
 #define GPURSA_COOP_L 2
 #ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */

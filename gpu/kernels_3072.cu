@@ -9,8 +9,8 @@
  * H100. The 3-lane kernel does the least work per item, and since its table
  * went half into shared memory it is also as fast as the 4-lane kernel that
  * ran loads of 2,049 to 8,192 items before it, on lone batches of 3,000 to
- * 8,000 items, and faster with batches in flight (doc/performance-notes.md,
- * "Kernels"). */
+ * 8,000 items, and faster with batches in flight (doc/design.md,
+ * "Why the kernels are shaped as they are"). */
 #define GPURSA_COOP_H 48
 #define GPURSA_COOP_L 6
 #define GPURSA_COOP_FP_ABOVE 0

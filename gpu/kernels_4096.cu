@@ -7,7 +7,7 @@
  * (kernels_4096fn.cu) up to 2,048 items, a lone item included (that kernel
  * now finishes one sooner than these 32-bit lanes), 4 lanes a half
  * (kernels_4096f.cu) above that and on a device shared through MPS
- * (doc/performance-notes.md, "Kernels"). */
+ * (doc/design.md, "Why the kernels are shaped as they are"). */
 #define GPURSA_COOP_H 64
 #define GPURSA_COOP_L 4
 #define GPURSA_COOP_FP_ABOVE 0

@@ -13,7 +13,7 @@
 #define GPURSA_COOP_FP 1
 /* 8 of the window table's 16 entries in shared memory: 160 KB a block, within
  * the 163 KB an A100 allows; on Hopper 10 (200 KB) and 6 both measured slower
- * (doc/performance-notes.md, "The early carry again, and the table's split") */
+ * (doc/design.md, "Why the kernels are shaped as they are") */
 #define GPURSA_COOP_FP_SMEM 8
 #define GPURSA_COOP_FP_BARRIER 1 /* the block's warps meet at each window */
 #define GPURSA_COOP_FP_STAGGER 1 /* half of them read the window entry later */

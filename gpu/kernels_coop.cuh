@@ -16,7 +16,7 @@
 /* Registers are few (every number is L limbs a thread), so the occupancy is
  * left to the compiler at 256-thread blocks: 64-thread blocks shorten a lone
  * batch but cost much of the rate under MPS, and a minimum of resident
- * blocks costs spills (doc/performance-notes.md, "Kernels"). A file whose
+ * blocks costs spills (doc/design.md, "Why the kernels are shaped as they are"). A file whose
  * kernel runs only loads that give each SM at most one block (the FP64
  * kernels of 8 lanes a half, up to 2,048 items in flight: 128 blocks on 132
  * SMs, and proportionally fewer items on fewer SMs, gpursa_cuda_load) sets
