@@ -28,6 +28,9 @@ fi
 n=0
 for f in $list; do
     case "$f" in
+        # autotools' own files (autogen.sh copies them in; a tree without git has them)
+        build-aux/cudalt.sh) ;;
+        build-aux/*|m4/*|autom4te.cache/*|configure|aclocal.m4|*Makefile.in) continue ;;
         bench/results/*|tests/fuzz/corpus/*|tests/fuzz/regress/*) continue ;;
         *.c|*.h|*.cu|*.cuh|*.cc|*.sh|*.py|*.am|configure.ac|*.cnf|*.cfg|*.conf|*.awk|*.gp|*.supp) ;;
         .ci/run|debian/rules|autogen.sh) ;;
