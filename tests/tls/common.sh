@@ -34,6 +34,8 @@ TLS_PORT12=""    # TLS 1.2 only
 TLS_STATUS=""   # the server's exit status after tls_stop
 TLS_LOAD_PID="" # a background client loop (tls_load_start)
 TLS_NGINX=nginx             # the nginx program (tls_setup_nginx_async: asynch_mode_nginx)
+TLS_NGINX_WRAPPER=""        # what runs it: TLS_SERVER_WRAPPER for the async nginx only (the
+                            # sanitizer trees' nginx on PATH already preloads its runtime)
 TLS_NGINX_CONF=nginx.conf   # its template in conf/
 TLS_KILLED=""   # server processes a test killed itself (their deaths are no crash)
 
@@ -93,6 +95,7 @@ tls_setup_nginx_async() {
         TLS_NGINX=$prefix/sbin/nginx
     fi
     TLS_NGINX_CONF=nginx-async.conf
+    TLS_NGINX_WRAPPER=${TLS_SERVER_WRAPPER:-}
     # as conf/nginx-async.conf says to start it (gpursa reads it in the master)
     export GPURSA_MIN_GPU_BATCH=${GPURSA_MIN_GPU_BATCH:-1}
     "$TLS_NGINX" -V 2>&1 | grep -q 'nginx version' || tls_skip "$TLS_NGINX does not run"
@@ -163,10 +166,10 @@ tls_start() {
             tls_render "$TLS_NGINX_CONF" "$TLS_WORK/nginx.conf"
             if [ "$TLS_WITH_GPURSA" = 1 ]; then
                 OPENSSL_CONF=$TLS_TOP_SRCDIR/conf/openssl.cnf \
-                    ${TLS_SERVER_WRAPPER:-} "$TLS_NGINX" -p "$TLS_WORK" -c "$TLS_WORK/nginx.conf" \
+                    ${TLS_NGINX_WRAPPER:-} "$TLS_NGINX" -p "$TLS_WORK" -c "$TLS_WORK/nginx.conf" \
                     -e stderr >>"$TLS_WORK/server.err" 2>&1 &
             else
-                ${TLS_SERVER_WRAPPER:-} "$TLS_NGINX" -p "$TLS_WORK" -c "$TLS_WORK/nginx.conf" \
+                ${TLS_NGINX_WRAPPER:-} "$TLS_NGINX" -p "$TLS_WORK" -c "$TLS_WORK/nginx.conf" \
                     -e stderr >>"$TLS_WORK/server.err" 2>&1 &
             fi
             ;;
@@ -694,7 +697,7 @@ tls_gpursa_threads() {
 # tls_nginx_signal reload|quit: `nginx -s` with the test's configuration (its pid file).
 tls_nginx_signal() {
     local out
-    out=$(OPENSSL_CONF=/dev/null ${TLS_SERVER_WRAPPER:-} "$TLS_NGINX" -p "$TLS_WORK" \
+    out=$(OPENSSL_CONF=/dev/null ${TLS_NGINX_WRAPPER:-} "$TLS_NGINX" -p "$TLS_WORK" \
         -c "$TLS_WORK/nginx.conf" -s "$1" 2>&1) || tls_fail "nginx -s $1: $out"
 }
 
