@@ -123,10 +123,9 @@ counts() {
 # tests/tls's async nginx (not instrumented, like the distribution's servers) is built
 # once for both trees into GPURSA_NGINX_ASYNC_PREFIX (default _build-security/nginx-async)
 # and runs through san-bin/san-server.
-# TLS_RSS_SLACK_KB: tests/tls's VmRSS leak heuristic means nothing under a
-# sanitizer (ASan keeps freed memory in quarantine, 256 MiB per nginx worker;
-# TSan keeps shadow memory), so it is off here; it runs in the plain
-# `make check`, and LeakSanitizer checks every program of ours in the asan tree.
+# TLS_LEAK_CHECK=0: tests/tls's heap count (an LD_PRELOAD malloc counter) cannot sit
+# beside a sanitizer's runtime, which owns malloc, so it is off here; it runs in the
+# plain `make check`, and LeakSanitizer checks every program of ours in the asan tree.
 check() {
     name=$1
     shift
@@ -147,7 +146,7 @@ check() {
         say "$name: make check in $sub${only:+ (only $only)}"
         # shellcheck disable=SC2086 # $extra is a list of VAR=VALUE words
         (cd "$dir/$sub" && env PATH="$dir/san-bin:$PATH" VALGRIND=gpursa-no-valgrind \
-            TLS_RSS_SLACK_KB=16777216 TLS_SERVER_WRAPPER="$dir/san-bin/san-server" \
+            TLS_LEAK_CHECK=0 TLS_SERVER_WRAPPER="$dir/san-bin/san-server" \
             GPURSA_NGINX_ASYNC_PREFIX="${GPURSA_NGINX_ASYNC_PREFIX:-$out/nginx-async}" \
             "$@" $extra make -k -j"$jobs" check \
             ${only:+"TESTS=$only"} OPENSSL="$dir/san-bin/openssl" VALGRIND=gpursa-no-valgrind) \
