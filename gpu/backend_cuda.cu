@@ -11,7 +11,7 @@
  * Every CUDA error becomes a gpursa_gpu_rc. Errors that leave the context
  * unusable (illegal address, launch failure, ...) mark the device lost: from
  * then on every call answers GPURSA_GPU_ERR_LOST and the caller reopens it
- * later (DESIGN.md: GPU faults go to the CPU).
+ * later (doc/design.md, "Batching and fallback": faults and failures).
  */
 #include "config.h"
 
