@@ -18,9 +18,9 @@
  * Four batches (--inflight) are kept in flight so that the copies, packing
  * and wipes of each, and this thread's checking and refilling, overlap the
  * others' kernels (the provider's queue keeps up to 16 a device: README,
- * device_batches); with two, RSA-2048 at 65,536 items runs slower on an H100
- * though its kernel alone and this thread's time per batch do not change
- * (doc/design.md, "What bounds each kernel now").
+ * device_batches); with two, a large batch's copies, packing and checks are
+ * not all covered by the other's kernels (doc/design.md, "What bounds each
+ * kernel now").
  * ops/s is items over wall time, and host_ms what this thread spends per
  * batch between a batch's wait and the next submit (checking, refilling,
  * staging). The kernel and transfer times (CUDA events, from the backend)

@@ -757,8 +757,8 @@ static int measure(const lt_spec *sp, const lt_target *tg, OSSL_PROVIDER *sprov,
  * LT_ROUNDS rounds of seconds/LT_ROUNDS each (gpursa, default, gpursa, ...)
  * and each provider's rounds are pooled, so that a drift of the machine
  * (clock boost, a neighbour's load) falls on both alike; one run each, one
- * after the other, gives ratios far apart on the same H100 from day to day
- * (doc/design.md, "What the queue's settings rest on").
+ * after the other, would put that drift into the ratio (doc/design.md,
+ * "What the queue's settings rest on").
  */
 #define LT_ROUNDS 4
 static int measure_alternating(lt_spec sp[2], const lt_target *tg[2], OSSL_PROVIDER *sprov[2],

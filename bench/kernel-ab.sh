@@ -25,8 +25,8 @@
 # AB_ROUNDS (3), AB_EXTRA ("65536 lone"), AB_TESTS (1; 0 leaves the tests out), AB_BACKEND
 # (cuda; host runs the script without a GPU, for a test of the script itself), AB_LIB (a
 # folder of shared libraries the GPU machine lacks, such as libsubunit.so.0 for the tests).
-# A round of three key sizes takes about 30 s a build: keep builds x rounds within the
-# time the GPU machine is available. A NAME is letters, digits and '_' (it names a shell variable).
+# A round of three key sizes takes about 30 s a build, so a run's length is about builds x
+# rounds x 30 s plus the tests and AB_EXTRA. A NAME is letters, digits and '_' (it names a shell variable).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: bench/kernel-ab.sh OUTDIR NAME=BUILD [NAME=BUILD ...]}

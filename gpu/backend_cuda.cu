@@ -11,7 +11,7 @@
  * Every CUDA error becomes a gpursa_gpu_rc. Errors that leave the context
  * unusable (illegal address, launch failure, ...) mark the device lost: from
  * then on every call answers GPURSA_GPU_ERR_LOST and the caller reopens it
- * later (DESIGN.md: GPU faults go to the CPU).
+ * later (doc/design.md, "Batching and fallback": faults and failures).
  */
 #include "config.h"
 
@@ -184,12 +184,13 @@ static int gpursa_cuda_size_index(int bits)
 
 /* The variant a device runs for one modulus size when the caller leaves it
  * to us: the two-pass algorithm where the multiplier is 16 bits wide (before
- * sm_70); on Hopper what measured fastest there (doc/design.md, "Why the
- * kernels are shaped as they are"): COOP for 2048, 3072 and 4096 (lower latency at every batch
- * size and the higher peak; its FP64-limb kernels run the heavier loads,
- * where FP64 is full rate), FAST for 1024 (faster at every size there).
- * sm_80 (A100, full-rate FP64 like Hopper) runs COOP too, not measured;
- * the row-oriented carry chains elsewhere (COOP not measured there). */
+ * sm_70); on Hopper the fastest (doc/design.md, "Why the kernels are
+ * shaped as they are"): COOP for 2048, 3072 and 4096 (lower latency at every
+ * batch size and the higher peak; its FP64-limb kernels run the heavier
+ * loads, where FP64 is full rate), FAST for 1024, whose halves' chains are
+ * already short. sm_80 (A100, full-rate FP64 like Hopper) runs COOP too, by
+ * the same reasoning (not benchmarked there); other devices the row-oriented
+ * carry chains, the portable baseline (COOP not benchmarked there either). */
 static gpursa_variant gpursa_cuda_auto_variant(int major, int minor, int bits)
 {
     if (major < 7)
@@ -282,9 +283,9 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
     /* Load every kernel this device may run now. With CUDA's lazy module
      * loading (the default since CUDA 12.2) a kernel's first launch loads it,
      * which can wait for kernels running on other streams: a queue that first
-     * needs its 1,025-item kernel under load stalls every batch in flight
-     * (on an H100, most of the latency tail at light load; doc/design.md,
-     * "What the queue's settings rest on"). A function's attributes query loads it. */
+     * needs its 1,025-item kernel under load stalls every batch in flight,
+     * which makes the latency tail at light load (doc/design.md, "What the
+     * queue's settings rest on"). A function's attributes query loads it. */
     {
         static const int sizes[4] = {1024, 2048, 3072, 4096};
         for (int i = 0; i < 4; i++) {

@@ -1088,6 +1088,10 @@ GPURSA_COOP_FN void gpursa_fp_load(const gpursa_coop_ctx *c, double *r, const ui
  * side, a warp's read of one pair 512 consecutive bytes (the host emulation:
  * a thread's own array). Shared memory does not go through the L1, whose
  * misses on the table go to the L2 and DRAM (GPURSA_COOP_FP_W, above).
+ * The kernels that set it take 8 of 16 entries: at 10 limbs a lane that is
+ * 160 KB a block, within the 163 KB an A100 allows one; more takes L1 from
+ * the local half and the stack, and on Hopper 10 entries and 6 are both
+ * slower (doc/design.md, "What was tried and lost").
  * The addresses depend on the thread and public indices only. */
 #ifndef GPURSA_COOP_FP_SMEM
 #define GPURSA_COOP_FP_SMEM 0
@@ -1203,8 +1207,10 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, double *r, cons
      * each window (GPURSA_COOP_FP_BARRIER) they would otherwise all wait at
      * once. The warp's index (public) decides; the entry read is the same.
      * Without the option the read stays outside the squarings' loop: inside
-     * it, ptxas's squaring loop grows by 1 % (kernels_4096f.cu's SASS), which
-     * only the stagger pays back. */
+     * it, ptxas's squaring loop grows, which only the stagger pays back.
+     * A kernel that staggers leaves GPURSA_COOP_FP_EARLY out: the other warp
+     * of its scheduler covers the chain from q that the early carry would
+     * shorten (doc/design.md, "What the FP64 kernels' parts bought"). */
 #ifdef GPURSA_COOP_FP_STAGGER
     const int sel_at = (((tid >> 5) ^ (tid >> 7)) & 1) ? W / 2 : 0;
 #else

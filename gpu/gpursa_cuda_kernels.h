@@ -77,7 +77,8 @@ cudaError_t gpursa_cuda_launch_4096(gpursa_variant v, const gpursa_cuda_args *a,
 cudaError_t gpursa_cuda_launch_2048_narrow(const gpursa_cuda_args *a, cudaStream_t s);
 int gpursa_cuda_regs_2048_narrow(void);
 /* ... and on FP64 limbs (kernels_2048f.cu): on a device with full-rate
- * FP64 the 2048 launcher sends loads of more than 2,048 items there. */
+ * FP64 the 2048 launcher sends loads of 1,025 to 6,000 items there, and
+ * every load on a device shared through MPS. */
 cudaError_t gpursa_cuda_launch_2048_fp(const gpursa_cuda_args *a, cudaStream_t s);
 int gpursa_cuda_regs_2048_fp(void);
 /* ... on 2 lanes a CRT half (kernels_2048f2.cu): its heaviest loads. */

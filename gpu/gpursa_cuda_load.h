@@ -10,8 +10,8 @@
 
 #include <stdint.h>
 
-/* The launchers' load thresholds (kernels_<bits>.cu) were measured on
- * devices of this many SMs (H100 SXM and H200). What they stand for is
+/* The launchers' load thresholds (kernels_<bits>.cu) are set for devices
+ * of this many SMs (H100 SXM and H200). What they stand for is
  * blocks an SM: where a kernel's blocks start to fill every SM, where a
  * wider one's do. On a device of other SMs the same loads fill it more or
  * less, so a load of n items there counts as n * GPURSA_CUDA_REF_SMS / SMs

@@ -2,8 +2,8 @@
 /* gpursa CUDA backend: RSA-2048 COOP with 2 limbs per lane (16 lanes per CRT
  * half, a whole warp per item), for loads of up to 1,024 items: the
  * shortest chain per multiplication, so a lone batch finishes sooner than on
- * the 4-limb kernel, and up to 1,024 items it is also the faster one (on an
- * H100; doc/design.md, "Why the kernels are shaped as they are"). */
+ * the 4-limb kernel, and up to 1,024 items it is also the faster one on
+ * Hopper (doc/design.md, "Why the kernels are shaped as they are"). */
 #define GPURSA_COOP_H 32
 #define GPURSA_COOP_L 2
 #ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */

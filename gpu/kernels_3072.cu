@@ -5,12 +5,11 @@
  * with full-rate FP64 the secret exponentiations run on FP64 limbs instead:
  * on the same lanes (kernels_3072fn.cu) for loads up to 2,048 items, on 3
  * lanes a half (kernels_3072fw.cu) above that and on a device shared
- * through MPS. Each is faster than these 32-bit lanes at every load on an
- * H100. The 3-lane kernel does the least work per item, and since its table
- * went half into shared memory it is also as fast as the 4-lane kernel that
- * ran loads of 2,049 to 8,192 items before it, on lone batches of 3,000 to
- * 8,000 items, and faster with batches in flight (doc/design.md,
- * "Why the kernels are shaped as they are"). */
+ * through MPS. Each is faster than these 32-bit lanes at every load on
+ * Hopper. The 3-lane kernel does the least work per item, and with half
+ * its window table in shared memory it is at least as fast as 4 lanes of 8
+ * limbs at every load it runs (doc/design.md, "Why the kernels are shaped
+ * as they are"). */
 #define GPURSA_COOP_H 48
 #define GPURSA_COOP_L 6
 #define GPURSA_COOP_FP_ABOVE 0

@@ -4,19 +4,15 @@
  * CRT half, 6 per item (five items a warp, its last two lanes mirroring
  * lanes of the fifth), 10 limbs of 52 bits a lane (30 a half: the fewest
  * that hold 1,538 bits) and 16 of 32 bits. The lane shape of
- * kernels_4096f.cu, with its barrier and staggered table reads: 6 % fewer
- * limbs than 4 lanes of 8 (32 a half) for the same registers. */
+ * kernels_4096f.cu, with its barrier and staggered table reads: 30 limbs a
+ * half where 4 lanes of 8 need 32, for the same registers. */
 #define GPURSA_COOP_H 48
 #define GPURSA_COOP_L 16
 #define GPURSA_COOP_FP 1
-/* 8 of the window table's 16 entries in shared memory: 160 KB a block, within
- * the 163 KB an A100 allows; on Hopper 10 (200 KB) and 6 both measured slower
- * (doc/design.md, "Why the kernels are shaped as they are") */
-#define GPURSA_COOP_FP_SMEM 8
+#define GPURSA_COOP_FP_SMEM 8    /* of the window table's 16 entries in shared memory */
 #define GPURSA_COOP_FP_BARRIER 1 /* the block's warps meet at each window */
 #define GPURSA_COOP_FP_STAGGER 1 /* half of them read the window entry later */
-/* No GPURSA_COOP_FP_EARLY: with the reads staggered, a scheduler's other warp
- * covers the chain from q that the early carry would shorten */
+/* no GPURSA_COOP_FP_EARLY with the stagger (gpursa_coop.h) */
 #ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
 #include "gpu/kernels_coop.cuh"
 

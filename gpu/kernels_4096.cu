@@ -5,7 +5,7 @@
  * chain of the 32-bit kernels, for devices without full-rate FP64. With it
  * the secret exponentiations run on FP64 limbs instead: 8 lanes a half
  * (kernels_4096fn.cu) up to 2,048 items, a lone item included (that kernel
- * now finishes one sooner than these 32-bit lanes), 4 lanes a half
+ * finishes one sooner than these 32-bit lanes), 4 lanes a half
  * (kernels_4096f.cu) above that and on a device shared through MPS
  * (doc/design.md, "Why the kernels are shaped as they are"). */
 #define GPURSA_COOP_H 64

@@ -11,14 +11,10 @@
 #define GPURSA_COOP_H 64
 #define GPURSA_COOP_L 16
 #define GPURSA_COOP_FP 1
-/* 8 of the window table's 16 entries in shared memory: 160 KB a block, within
- * the 163 KB an A100 allows; on Hopper 10 (200 KB) and 6 both measured slower
- * (doc/design.md, "Why the kernels are shaped as they are") */
-#define GPURSA_COOP_FP_SMEM 8
+#define GPURSA_COOP_FP_SMEM 8    /* of the window table's 16 entries in shared memory */
 #define GPURSA_COOP_FP_BARRIER 1 /* the block's warps meet at each window */
 #define GPURSA_COOP_FP_STAGGER 1 /* half of them read the window entry later */
-/* No GPURSA_COOP_FP_EARLY: with the reads staggered, a scheduler's other warp
- * covers the chain from q that the early carry would shorten */
+/* no GPURSA_COOP_FP_EARLY with the stagger (gpursa_coop.h) */
 #ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
 #include "gpu/kernels_coop.cuh"
 

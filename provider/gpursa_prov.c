@@ -135,7 +135,7 @@ static const OSSL_ITEM *gpursa_get_reason_strings(void *vctx)
     return gpursa_reason_strings();
 }
 
-/* The one summary line of DESIGN.md's Observability, at unload. */
+/* The one summary line of doc/design.md, "Observability" (GPURSA_STATS), at unload. */
 static void gpursa_print_stats(const GPURSA_PROV_CTX *ctx)
 {
     const gpursa_stats *s = &ctx->stats;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Defaults of the configuration keys (DESIGN.md: Configuration). */
+/* Defaults of the configuration keys (README.md, "Configuration"). */
 #include <string.h>
 #include "queue/gpursa_queue.h"
 

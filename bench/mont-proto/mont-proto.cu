@@ -38,8 +38,8 @@
  * schedulers at ~1.98 GHz, one warp instruction issued a cycle per
  * scheduler (1.05e12/s); FP64 and the integer ALU 16 lanes a cycle per
  * scheduler (a warp instruction every 2 cycles on each); mma.sync
- * m16n8k32 u8 taken at ~8 cycles a scheduler (~2,048 MAC/clk/SM, the
- * brief's ~495e12 MAC/s). Both forms are issue-bound (below), so a rate
+ * m16n8k32 u8 taken at ~8 cycles a scheduler (~2,048 MAC/clk/SM, and
+ * ~495e12 MAC/s expected). Both forms are issue-bound (below), so a rate
  * is 528 schedulers x 1.98e9 / (issue cycles an item), and an item's issue
  * cycles are its thread instructions / 32 for tc (one item a lane) and
  * (lanes an item) x (a lane's instructions) / 32 for fp64.
