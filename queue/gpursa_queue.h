@@ -67,7 +67,30 @@ typedef struct {
                                    * fetches RSA from (the provider layer's; "default") */
 } gpursa_config;
 
-void gpursa_config_defaults(gpursa_config *cfg);
+/*
+ * One configuration key (gpursa_config.c holds the table of all of them):
+ * its name in openssl.cnf, whose environment variable is GPURSA_ and the
+ * name in upper case; its default, as written in openssl.cnf; a line on what
+ * it means; and its parser: set(cfg, value) sets the key's field and returns
+ * 1, or returns 0 with cfg unchanged and what a value must be in why (at
+ * most len bytes, NUL-terminated).
+ */
+typedef struct {
+    const char *name;
+    const char *dflt;
+    const char *meaning;
+    int (*set)(gpursa_config *cfg, const char *value, char *why, size_t len);
+} gpursa_config_key;
+
+/* Every key; a row with name NULL ends it. */
+extern const gpursa_config_key gpursa_config_keys[];
+/* The row of name, or NULL when gpursa has no such key. */
+const gpursa_config_key *gpursa_config_key_find(const char *name);
+/* Every key at its default (the table's, parsed by its set): 1, or 0 when a
+ * default does not parse. */
+int gpursa_config_defaults(gpursa_config *cfg);
+/* backend's name as the key takes it: "auto", "cuda", "host", "cpu". */
+const char *gpursa_config_backend_name(gpursa_cfg_backend b);
 
 /* Where an operation was computed, for the counters by key size: a gpu/
  * backend (CUDA or host), the CPU workers, or the calling thread itself. */

@@ -1800,6 +1800,48 @@ START_TEST(test_backend_cpu_means_no_queue)
 }
 END_TEST
 
+/* The configuration table: every default parses with its key's own parser
+ * (gpursa_config_defaults applies them); names are unique, lower case, and
+ * short enough for the environment variable buffer of the provider; a value
+ * no key takes leaves the configuration as it was and says what a value must
+ * be. */
+START_TEST(test_config_table_defaults_parse_and_bad_values_change_nothing)
+{
+    gpursa_config cfg, before;
+    const gpursa_config_key *k, *o;
+    char why[256];
+    int n = 0;
+
+    ck_assert_int_eq(gpursa_config_defaults(&cfg), 1);
+    for (k = gpursa_config_keys; k->name != NULL; k++, n++) {
+        ck_assert_msg(k->name[0] != '\0' && strspn(k->name, "abcdefghijklmnopqrstuvwxyz0123456789_")
+                      == strlen(k->name) && strlen(k->name) < 56, "key \"%s\"", k->name);
+        for (o = gpursa_config_keys; o != k; o++)
+            ck_assert_str_ne(o->name, k->name);
+        ck_assert_ptr_eq(gpursa_config_key_find(k->name), k);
+        ck_assert_ptr_nonnull(k->meaning);
+        memcpy(&before, &cfg, sizeof(cfg));
+        ck_assert_msg(k->set(&cfg, k->dflt, why, sizeof(why)) == 1, "%s: default \"%s\"",
+                      k->name, k->dflt);
+        ck_assert_int_eq(memcmp(&before, &cfg, sizeof(cfg)), 0);
+        why[0] = '\0';
+        ck_assert_msg(k->set(&cfg, "\x01", why, sizeof(why)) == 0, "%s took \\x01", k->name);
+        ck_assert_int_eq(memcmp(&before, &cfg, sizeof(cfg)), 0);
+        ck_assert_msg(why[0] != '\0', "%s: no expectation", k->name);
+    }
+    ck_assert_int_ge(n, 13);
+    ck_assert_ptr_null(gpursa_config_key_find("MAX_BATCH"));
+    ck_assert_ptr_null(gpursa_config_key_find("nonsense"));
+    /* the messages name what a value must be */
+    ck_assert_int_eq(gpursa_config_key_find("variant")->set(&cfg, "turbo", why, sizeof(why)), 0);
+    ck_assert_str_eq(why, "auto, imad, xmad, fast or coop");
+    ck_assert_int_eq(gpursa_config_key_find("max_batch")->set(&cfg, "0", why, sizeof(why)), 0);
+    ck_assert_str_eq(why, "an integer in 1..1048576");
+    ck_assert_int_eq(gpursa_config_key_find("device_batches")->set(&cfg, "x", why, sizeof(why)), 0);
+    ck_assert_str_eq(why, "auto or an integer in 1..16");
+}
+END_TEST
+
 /* ---- live metrics (queue/gpursa_metrics.c) ------------------------------ */
 
 static char metrics_dir[64];
@@ -1961,6 +2003,10 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_backend_cpu_means_no_queue);
     tcase_add_test(tc, test_cpu_fallback_never_keeps_small_batches_on_the_device);
     tcase_add_test(tc, test_cpu_stat_line_parsed);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("config");
+    tcase_add_test(tc, test_config_table_defaults_parse_and_bad_values_change_nothing);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("failures");
