@@ -14,6 +14,7 @@
 
 static const char *const backend_names[] = { "auto", "cuda", "host", "cpu" };
 static const char *const cpu_fallback_names[] = { "auto", "always", "never" };
+static const char *const cuda_fp64_names[] = { "auto", "0", "1" };   /* gpursa_fp64 */
 
 const char *gpursa_config_backend_name(gpursa_cfg_backend b)
 {
@@ -62,6 +63,7 @@ static int config_enum(const char *value, const char *const *names, int count, c
 
 CONFIG_SET_ENUM(backend, backend, gpursa_cfg_backend, backend_names)
 CONFIG_SET_ENUM(cpu_fallback, cpu_fallback, gpursa_cpu_fallback, cpu_fallback_names)
+CONFIG_SET_ENUM(cuda_fp64, gpu.cuda_fp64, gpursa_fp64, cuda_fp64_names)
 
 /* A whole decimal integer in [lo, hi], no sign games, no trailing junk; or,
  * when autov, "auto" for 0. 0 with "an integer in lo..hi" (after "auto or "
@@ -108,6 +110,8 @@ CONFIG_SET_INT(device_batches, device_batches, unsigned, 1, GPURSA_MAX_DEVICE_BA
 CONFIG_SET_INT(log_level, log_level, int, 0, 3, 0)
 CONFIG_SET_INT(metrics_interval_ms, metrics_interval_ms, unsigned,
                GPURSA_METRICS_INTERVAL_MIN_MS, GPURSA_METRICS_INTERVAL_MAX_MS, 0)
+CONFIG_SET_INT(host_threads, gpu.host_threads, int, 1, GPURSA_HOST_MAX_THREADS, 1)
+CONFIG_SET_INT(cuda_debug, gpu.cuda_debug, int, 0, 1, 0)
 
 /* "all" or a comma-separated list of device indices. */
 static int set_devices(gpursa_config *cfg, const char *value, char *why, size_t len)
@@ -181,7 +185,7 @@ static int set_variant(gpursa_config *cfg, const char *value, char *why, size_t 
     int i;
 
     /* the gpu layer owns the variant names */
-    if (gpursa_variant_from_name(value, &cfg->variant))
+    if (gpursa_variant_from_name(value, &cfg->gpu.variant))
         return 1;
     for (i = 0; i < GPURSA_VARIANT_COUNT_; i++)
         names[i] = gpursa_variant_name((gpursa_variant)i);
@@ -219,6 +223,11 @@ const gpursa_config_key gpursa_config_keys[] = {
     { "fallback_provider", "default", "the provider the CPU fallback fetches RSA from",
       set_fallback_provider },
     { "variant", "auto", "GPU kernel variant: auto | imad | xmad | fast | coop", set_variant },
+    { "host_threads", "auto", "host backend: worker threads, auto (one per CPU) or 1..16",
+      set_host_threads },
+    { "cuda_fp64", "auto", "auto | 0 | 1: count the GPU as without or with full-rate FP64",
+      set_cuda_fp64 },
+    { "cuda_debug", "0", "1: print every CUDA error on stderr", set_cuda_debug },
     { NULL, NULL, NULL, NULL },
 };
 

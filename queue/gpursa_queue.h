@@ -53,7 +53,8 @@ typedef struct {
     unsigned max_wait_us;         /* max_wait_us: flush deadline of the oldest request */
     unsigned max_inflight;        /* max_inflight: requests queued or running, per process */
     int log_level;                /* log_level: 0 error, 1 warn, 2 info, 3 debug */
-    gpursa_variant variant;       /* variant = auto|imad|xmad|fast */
+    gpursa_gpu_open_params gpu;   /* variant = auto|imad|xmad|fast|coop, host_threads,
+                                   * cuda_fp64, cuda_debug: what the devices open with */
     gpursa_cpu_fallback cpu_fallback; /* cpu_fallback = auto|always|never: where batches
                                    * below min_gpu_batch go (never: also no lone
                                    * request computes inline) */

@@ -159,6 +159,8 @@ static gpursa_stats stats;
 static gpursa_cpu_fallback mkq_fallback = GPURSA_CPU_FALLBACK_ALWAYS;
 /* device_batches of mkq's queues (0: auto) */
 static unsigned mkq_device_batches;
+/* what mkq's queues open devices with (all zero: the defaults) */
+static gpursa_gpu_open_params mkq_gpu;
 
 static gpursa_queue *mkq(const gpursa_gpu_backend_ops *ops, unsigned max_batch,
                          unsigned wait_us, int min_gpu, unsigned inflight)
@@ -174,6 +176,7 @@ static gpursa_queue *mkq(const gpursa_gpu_backend_ops *ops, unsigned max_batch,
     cfg.max_inflight = inflight;
     cfg.cpu_fallback = mkq_fallback;
     cfg.device_batches = mkq_device_batches;
+    cfg.gpu = mkq_gpu;
     cfg.log_level = getenv("GPURSA_TEST_LOG") ? atoi(getenv("GPURSA_TEST_LOG")) : 0;
     memset(&stats, 0, sizeof(stats));
     ck_assert_int_eq(gpursa_queue_new(&cfg, &stats, ops, &q), 1);
@@ -403,6 +406,31 @@ START_TEST(test_lazy_start_opens_nothing_until_first_op)
     gpursa_queue_key_free(qk);
     gpursa_queue_free(q);
     ck_assert_int_eq(atomic_load(&fake.keys_live), 0);
+}
+END_TEST
+
+/* The configuration's gpu/ keys (variant, host_threads, cuda_fp64,
+ * cuda_debug) are what the backend opens its device with. */
+START_TEST(test_device_opens_with_the_configured_gpu_keys)
+{
+    static const gpursa_gpu_open_params want = { GPURSA_VARIANT_XMAD, 3, GPURSA_FP64_OFF, 1 };
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+
+    fake_reset();
+    memset(&fake.open_params, 0, sizeof(fake.open_params));
+    mkq_gpu = want;
+    q = mkq(&fake_ops, 16, 1000, 1, 64);
+    mkq_gpu = (gpursa_gpu_open_params){ 0 };
+    qk = mkkey(q, &keys[0]);
+    ck_assert(one_op(q, qk, &keys[0]));
+    ck_assert_int_eq(atomic_load(&fake.opens), 1);
+    ck_assert_int_eq(fake.open_params.variant, want.variant);
+    ck_assert_int_eq(fake.open_params.host_threads, want.host_threads);
+    ck_assert_int_eq(fake.open_params.cuda_fp64, want.cuda_fp64);
+    ck_assert_int_eq(fake.open_params.cuda_debug, want.cuda_debug);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
 }
 END_TEST
 
@@ -1705,7 +1733,7 @@ START_TEST(test_instant_backend_cached_answers_are_right)
     unsigned char in[3][512], out[6][512], r[512] = { 1 }, rinv[512] = { 1 };
     gpursa_gpu_item it[6];
 
-    ck_assert_int_eq(ops->device_open(0, GPURSA_VARIANT_AUTO, &dev), GPURSA_GPU_OK);
+    ck_assert_int_eq(ops->device_open(0, NULL, &dev), GPURSA_GPU_OK);
     ck_assert_int_eq(ops->key_upload(dev, &k->km, &gk), GPURSA_GPU_OK);
     ck_assert_int_eq(ops->batch_new(dev, 2048, 8, &b), GPURSA_GPU_OK);
     for (int i = 0; i < 3; i++)
@@ -1839,6 +1867,27 @@ START_TEST(test_config_table_defaults_parse_and_bad_values_change_nothing)
     ck_assert_str_eq(why, "an integer in 1..1048576");
     ck_assert_int_eq(gpursa_config_key_find("device_batches")->set(&cfg, "x", why, sizeof(why)), 0);
     ck_assert_str_eq(why, "auto or an integer in 1..16");
+    ck_assert_int_eq(gpursa_config_key_find("cuda_fp64")->set(&cfg, "2", why, sizeof(why)), 0);
+    ck_assert_str_eq(why, "auto, 0 or 1");
+    /* the gpu/ keys land where the devices open from */
+    ck_assert_int_eq(gpursa_config_key_find("host_threads")->set(&cfg, "5", why, sizeof(why)), 1);
+    ck_assert_int_eq(gpursa_config_key_find("cuda_fp64")->set(&cfg, "0", why, sizeof(why)), 1);
+    ck_assert_int_eq(gpursa_config_key_find("cuda_debug")->set(&cfg, "1", why, sizeof(why)), 1);
+    ck_assert_int_eq(gpursa_config_key_find("variant")->set(&cfg, "coop", why, sizeof(why)), 1);
+    ck_assert_int_eq(cfg.gpu.host_threads, 5);
+    ck_assert_int_eq(cfg.gpu.cuda_fp64, GPURSA_FP64_OFF);
+    ck_assert_int_eq(cfg.gpu.cuda_debug, 1);
+    ck_assert_int_eq(cfg.gpu.variant, GPURSA_VARIANT_COOP);
+    ck_assert_int_eq(gpursa_config_key_find("cuda_fp64")->set(&cfg, "1", why, sizeof(why)), 1);
+    ck_assert_int_eq(cfg.gpu.cuda_fp64, GPURSA_FP64_ON);
+    ck_assert_int_eq(gpursa_config_key_find("host_threads")->set(&cfg, "auto", why, sizeof(why)), 1);
+    ck_assert_int_eq(cfg.gpu.host_threads, 0);
+    /* the defaults: what a zeroed gpursa_gpu_open_params means */
+    ck_assert_int_eq(gpursa_config_defaults(&cfg), 1);
+    ck_assert_int_eq(cfg.gpu.variant, GPURSA_VARIANT_AUTO);
+    ck_assert_int_eq(cfg.gpu.host_threads, 0);
+    ck_assert_int_eq(cfg.gpu.cuda_fp64, GPURSA_FP64_AUTO);
+    ck_assert_int_eq(cfg.gpu.cuda_debug, 0);
 }
 END_TEST
 
@@ -1988,6 +2037,7 @@ static Suite *queue_suite(void)
     tc = tcase_create("flush");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_lazy_start_opens_nothing_until_first_op);
+    tcase_add_test(tc, test_device_opens_with_the_configured_gpu_keys);
     tcase_add_test(tc, test_size_flush_full_batch_goes_before_deadline);
     tcase_add_test(tc, test_deadline_flush_partial_batch_after_max_wait);
     tcase_add_test(tc, test_backpressure_bounds_inflight_blocking_threads);
