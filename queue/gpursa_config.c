@@ -112,6 +112,7 @@ CONFIG_SET_INT(metrics_interval_ms, metrics_interval_ms, unsigned,
                GPURSA_METRICS_INTERVAL_MIN_MS, GPURSA_METRICS_INTERVAL_MAX_MS, 0)
 CONFIG_SET_INT(host_threads, gpu.host_threads, int, 1, GPURSA_HOST_MAX_THREADS, 1)
 CONFIG_SET_INT(cuda_debug, gpu.cuda_debug, int, 0, 1, 0)
+CONFIG_SET_INT(stats, stats, int, 0, 2, 0)
 
 /* "all" or a comma-separated list of device indices. */
 static int set_devices(gpursa_config *cfg, const char *value, char *why, size_t len)
@@ -216,6 +217,8 @@ const gpursa_config_key gpursa_config_keys[] = {
     { "device_batches", "auto", "batches in flight on each GPU: auto or 1..16",
       set_device_batches },
     { "log_level", "1", "0 error, 1 warning, 2 info, 3 debug (stderr)", set_log_level },
+    { "stats", "0", "1: a summary line on stderr at unload; 2: also where GPU requests "
+      "spent their time", set_stats },
     { "metrics_file", "", "live metrics in Prometheus' text format to this file; empty: off",
       set_metrics_file },
     { "metrics_interval_ms", "10000", "milliseconds between two writes of metrics_file",

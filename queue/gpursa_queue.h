@@ -66,6 +66,8 @@ typedef struct {
     unsigned metrics_interval_ms; /* metrics_interval_ms: between two writes */
     char fallback_provider[64];   /* fallback_provider: the provider the CPU fallback
                                    * fetches RSA from (the provider layer's; "default") */
+    int stats;                    /* stats: 1 the counters on stderr at unload, 2 also
+                                   * the stage times (the provider layer's) */
 } gpursa_config;
 
 /*

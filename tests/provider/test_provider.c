@@ -255,6 +255,10 @@ static const struct {
     { "GPURSA_CUDA_DEBUG", "2" },
     { "GPURSA_CUDA_DEBUG", "yes" },
     { "GPURSA_CUDA_DEBUG", "" },
+    { "GPURSA_STATS", "3" },
+    { "GPURSA_STATS", "-1" },
+    { "GPURSA_STATS", "yes" },
+    { "GPURSA_STATS", "" },
 };
 
 /* 1 if some queued error's data mentions both a and b; empties the queue. */
@@ -297,7 +301,7 @@ START_TEST(test_good_config_values_load)
         { "GPURSA_LOG_LEVEL", "0" }, { "GPURSA_VARIANT", "xmad" },
         { "GPURSA_DEVICE_BATCHES", "16" }, { "GPURSA_METRICS_INTERVAL_MS", "10" },
         { "GPURSA_METRICS_FILE", "" }, { "GPURSA_HOST_THREADS", "16" },
-        { "GPURSA_CUDA_FP64", "0" }, { "GPURSA_CUDA_DEBUG", "1" },
+        { "GPURSA_CUDA_FP64", "0" }, { "GPURSA_CUDA_DEBUG", "1" }, { "GPURSA_STATS", "0" },
     };
     OSSL_LIB_CTX *ctx = OSSL_LIB_CTX_new();
     OSSL_PROVIDER *prov;
@@ -469,6 +473,47 @@ START_TEST(test_cnf_metrics_file_is_written)
     OSSL_LIB_CTX_free(ctx);
     unlink(file);
     ck_assert_int_eq(rmdir(dir), 0);            /* nothing else left in it */
+}
+END_TEST
+
+/* gpursa loaded through an openssl.cnf section (arg), then unloaded. */
+static void load_unload_with_cnf(void *arg)
+{
+    OSSL_LIB_CTX *ctx = OSSL_LIB_CTX_new();
+    OSSL_PROVIDER *prov = load_with_cnf(ctx, arg);
+
+    ck_assert_ptr_nonnull(prov);
+    OSSL_PROVIDER_unload(prov);
+    OSSL_LIB_CTX_free(ctx);
+}
+
+/* stats = 1 in openssl.cnf: the summary line at unload; without it, none. */
+START_TEST(test_cnf_stats_prints_the_line_at_unload)
+{
+    char *log = stderr_of(load_unload_with_cnf, "backend = cpu\nstats = 1\n");
+
+    ck_assert_msg(strstr(log, "gpursa: ops gpu=") != NULL, "no stats line in: %s", log);
+    free(log);
+    log = stderr_of(load_unload_with_cnf, "backend = cpu\n");
+    ck_assert_msg(strstr(log, "gpursa: ops") == NULL, "a stats line without stats: %s", log);
+    free(log);
+}
+END_TEST
+
+/* stats = 2 (GPURSA_STATS=2): the stage times of GPU requests follow the
+ * summary line. */
+START_TEST(test_stats_2_adds_the_stage_times)
+{
+    char *log;
+
+    setenv("GPURSA_STATS", "2", 1);
+    setenv("GPURSA_BACKEND", "host", 1);
+    setenv("GPURSA_MIN_GPU_BATCH", "1", 1);
+    setenv("GPURSA_CPU_FALLBACK", "never", 1);   /* the lone request goes to the device */
+    log = stderr_of(one_private_op, NULL);
+    ck_assert_msg(strstr(log, "gpursa: ops gpu=") != NULL, "no stats line in: %s", log);
+    ck_assert_msg(strstr(log, "gpursa: stage total  n=1 ") != NULL, "no stage times in: %s", log);
+    free(log);
 }
 END_TEST
 
@@ -756,6 +801,7 @@ static Suite *make_provider_suite(void)
     tcase_add_test(tc, test_metrics_file_name_expands);
     tcase_add_test(tc, test_cnf_values_are_read);
     tcase_add_test(tc, test_env_overrides_cnf);
+    tcase_add_test(tc, test_cnf_stats_prints_the_line_at_unload);
     tcase_add_test(tc, test_cnf_metrics_file_is_written);
     tcase_add_test(tc, test_fallback_without_default_provider);
     tcase_add_test(tc, test_fallback_with_default_loaded_after);
@@ -767,6 +813,7 @@ static Suite *make_provider_suite(void)
     if (cipher) {
         tcase_add_test(tc, test_stats_count_private_ops);
         tcase_add_test(tc, test_host_threads_reach_the_host_backend);
+        tcase_add_test(tc, test_stats_2_adds_the_stage_times);
     } else
         fprintf(stderr, "# gpursa has no RSA asym cipher yet: op counting not tested\n");
     suite_add_tcase(s, tc);
