@@ -81,6 +81,8 @@ typedef struct {
     int no_cpu;
     int inflight;
     int device;
+    int host_threads;               /* 0: one per CPU */
+    gpursa_fp64 cuda_fp64;
     const char *csv;
     int tty;
 } bench_opts;
@@ -538,6 +540,9 @@ static void usage(FILE *f)
             "  --no-cpu                skip the default-provider measurement\n"
             "  --device I              device index (default 0)\n"
             "  --inflight N            batches in flight, 1 to 4 (default 4: copies overlap compute)\n"
+            "  --host-threads N        host backend: worker threads (default: one per CPU, at most 16)\n"
+            "  --cuda-fp64 auto|0|1    cuda: count the device as without (0) or with (1) full-rate\n"
+            "                          FP64, as the cuda_fp64 key does (default auto)\n"
             "  --csv FILE              append one CSV row per point\n");
 }
 
@@ -591,6 +596,7 @@ static void parse_opts(int argc, char **argv, bench_opts *o)
         {"no-cpu", no_argument, NULL, 'C'},        {"device", required_argument, NULL, 'd'},
         {"csv", required_argument, NULL, 'c'},     {"help", no_argument, NULL, 'h'},
         {"inflight", required_argument, NULL, 'i'},
+        {"host-threads", required_argument, NULL, 'T'}, {"cuda-fp64", required_argument, NULL, 'F'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -632,13 +638,21 @@ static void parse_opts(int argc, char **argv, bench_opts *o)
         case 'd': o->device = atoi(optarg); break;
         case 'i': o->inflight = atoi(optarg); break;
         case 'c': o->csv = optarg; break;
+        case 'T': o->host_threads = atoi(optarg); break;
+        case 'F':
+            if (strcmp(optarg, "auto") == 0 || strcmp(optarg, "0") == 0 || strcmp(optarg, "1") == 0)
+                o->cuda_fp64 = optarg[0] == 'a' ? GPURSA_FP64_AUTO
+                               : optarg[0] == '0' ? GPURSA_FP64_OFF : GPURSA_FP64_ON;
+            else { fprintf(stderr, "bad --cuda-fp64\n"); exit(2); }
+            break;
         case 'h': usage(stdout); exit(0);
         default: usage(stderr); exit(2);
         }
     }
     if (o->batch == 0 || o->max_batch == 0 || o->seconds <= 0 || o->keys < 1
         || o->keys > BENCH_MAX_KEYS || o->pool < 3 || o->threads < 1 || o->inflight < 1
-        || o->inflight > BENCH_MAX_INFLIGHT) {
+        || o->inflight > BENCH_MAX_INFLIGHT || o->host_threads < 0
+        || o->host_threads > GPURSA_HOST_MAX_THREADS) {
         usage(stderr);
         exit(2);
     }
@@ -703,7 +717,9 @@ int main(int argc, char **argv)
             gpursa_gpu_device *dev = NULL;
             const char *desc;
             size_t batch;
-            int rc = ops->device_open(o.device, (gpursa_variant)o.variants[vi], &dev);
+            gpursa_gpu_open_params op = { (gpursa_variant)o.variants[vi], o.host_threads,
+                                          o.cuda_fp64, 0 };
+            int rc = ops->device_open(o.device, &op, &dev);
 
             if (rc != GPURSA_GPU_OK) {
                 fprintf(stderr, "gpursa-bench: device_open(%d, %s): %s\n", o.device,

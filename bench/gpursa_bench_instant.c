@@ -64,12 +64,12 @@ static int gpursa_instant_device_count(int *count)
     return GPURSA_GPU_OK;
 }
 
-static int gpursa_instant_device_open(int index, gpursa_variant variant,
+static int gpursa_instant_device_open(int index, const gpursa_gpu_open_params *params,
                                       gpursa_gpu_device **dev)
 {
     const char *d = getenv("GPURSA_BENCH_INSTANT_US");
 
-    (void)variant;
+    (void)params;
     if (index != 0)
         return GPURSA_GPU_ERR_NODEV;
     if ((*dev = calloc(1, sizeof(**dev))) == NULL)

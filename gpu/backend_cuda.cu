@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu/gpursa_env.h"
 #include "gpu/gpursa_gpu.h"
 #include "gpu/gpursa_keyconv.h"
 #include "gpu/gpursa_cuda_kernels.h"
@@ -40,6 +39,7 @@ struct gpursa_gpu_device {
     int fp64;                                /* FP64 at full rate: the FP64-limb kernels */
     uint32_t inflight[4];                    /* per size: items submitted, not yet waited (atomic) */
     int lost;                                /* set by any sticky CUDA error (atomic) */
+    int debug;                               /* cuda_debug: CUDA errors on stderr */
     char desc[256];
 };
 
@@ -115,7 +115,7 @@ static int gpursa_cuda_rc(gpursa_gpu_device *dev, cudaError_t e, int what)
 {
     if (e == cudaSuccess)
         return GPURSA_GPU_OK;
-    if (gpursa_getenv("GPURSA_CUDA_DEBUG") != NULL)
+    if (dev != NULL && dev->debug)
         fprintf(stderr, "gpursa cuda: %s (%d)\n", cudaGetErrorString(e), (int)e);
     if (gpursa_cuda_sticky(e)) {
         if (dev != NULL)
@@ -203,13 +203,18 @@ static gpursa_variant gpursa_cuda_auto_variant(int major, int minor, int bits)
     return GPURSA_VARIANT_IMAD;
 }
 
-static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu_device **out)
+static int gpursa_cuda_device_open(int index, const gpursa_gpu_open_params *params,
+                                   gpursa_gpu_device **out)
 {
+    static const gpursa_gpu_open_params defaults = {};
     struct cudaDeviceProp prop;
     gpursa_gpu_device *dev;
-    int count = 0, rc, fp64_lost = 0, fp64_forced;
-    const char *force;
+    gpursa_variant variant;
+    int count = 0, rc, fp64_lost = 0;
 
+    if (params == NULL)
+        params = &defaults;
+    variant = params->variant;
     if (out == NULL || variant < GPURSA_VARIANT_AUTO || variant >= GPURSA_VARIANT_COUNT_)
         return GPURSA_GPU_ERR_INVALID;
     *out = NULL;
@@ -217,12 +222,15 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
         return rc;
     if (index < 0 || index >= count)
         return GPURSA_GPU_ERR_NODEV;
-    if ((rc = gpursa_cuda_rc(NULL, cudaGetDeviceProperties(&prop, index),
-                             GPURSA_GPU_ERR_NODEV)) != GPURSA_GPU_OK)
-        return rc;
     dev = (gpursa_gpu_device *)calloc(1, sizeof(*dev));
     if (dev == NULL)
         return GPURSA_GPU_ERR_NOMEM;
+    dev->debug = params->cuda_debug != 0;
+    if ((rc = gpursa_cuda_rc(dev, cudaGetDeviceProperties(&prop, index),
+                             GPURSA_GPU_ERR_NODEV)) != GPURSA_GPU_OK) {
+        free(dev);
+        return rc;
+    }
     dev->index = index;
     dev->cc_major = prop.major;
     dev->cc_minor = prop.minor;
@@ -230,20 +238,12 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
      * sm_80 and sm_90; 1/32 to 1/64 on sm_75, sm_86, sm_89 (T4, A10, L4), and
      * unknown on newer architectures, which keep the 32-bit kernels. */
     dev->fp64 = (prop.major == 8 && prop.minor == 0) || prop.major == 9;
-    /* GPURSA_CUDA_FP64=0 routes COOP as on a device without it (the 32-bit
-     * kernels take every load), =1 as on one with it, for tests and
+    /* cuda_fp64 = 0 routes COOP as on a device without it (the 32-bit
+     * kernels take every load), = 1 as on one with it, for tests and
      * experiments: the CUDA suite runs the 32-bit kernels on Hopper with it */
-    fp64_forced = gpursa_cuda_fp64_override(gpursa_getenv("GPURSA_CUDA_FP64"));
-    if (fp64_forced >= 0)
-        dev->fp64 = fp64_forced;
+    if (params->cuda_fp64 != GPURSA_FP64_AUTO)
+        dev->fp64 = params->cuda_fp64 == GPURSA_FP64_ON;
     dev->sm_count = prop.multiProcessorCount;
-    /* GPURSA_CUDA_VARIANT overrides AUTO for experiments (imad, xmad, fast, coop). */
-    force = gpursa_getenv("GPURSA_CUDA_VARIANT");
-    if (variant == GPURSA_VARIANT_AUTO && force != NULL) {
-        gpursa_variant v;
-        if (gpursa_variant_from_name(force, &v) == 1)
-            variant = v;
-    }
     /* Create the context now so that the first batch does not pay for it
      * (and the kernel queries below answer for this device). */
     rc = gpursa_cuda_rc(dev, cudaSetDevice(index), GPURSA_GPU_ERR_NODEV);
@@ -317,8 +317,8 @@ static int gpursa_cuda_device_open(int index, gpursa_variant variant, gpursa_gpu
              gpursa_variant_name(dev->by_size[2]), gpursa_variant_name(dev->by_size[3]),
              gpursa_cuda_kernel_regs(2048, dev->variant),
              fp64_lost ? ", 32-bit limbs only (an FP64-limb kernel did not load)"
-             : fp64_forced == 0 ? ", 32-bit limbs only (GPURSA_CUDA_FP64=0)"
-             : fp64_forced == 1 ? ", FP64 limbs (GPURSA_CUDA_FP64=1)" : "",
+             : params->cuda_fp64 == GPURSA_FP64_OFF ? ", 32-bit limbs only (cuda_fp64 = 0)"
+             : params->cuda_fp64 == GPURSA_FP64_ON ? ", FP64 limbs (cuda_fp64 = 1)" : "",
              dev->shared ? ", shared through MPS" : "");
     *out = dev;
     return GPURSA_GPU_OK;

@@ -14,14 +14,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "gpu/gpursa_env.h"
 #include "gpu/gpursa_gpu.h"
 #include "gpu/gpursa_host_debug.h"
 #include "gpu/gpursa_keyconv.h"
 #include "gpu/gpursa_rsa_op.h"
 
 #define HOST_KEY_MAGIC 0x6b687372u /* "rshk" */
-#define HOST_MAX_THREADS 16
 #define HOST_ITEMS_PER_THREAD 8    /* below this a thread costs more than it gives */
 
 struct gpursa_gpu_device {
@@ -53,7 +51,7 @@ struct gpursa_gpu_batch {
     size_t n;
     int rc;            /* result of the last submit */
     double kernel_s;
-    host_stage stage[HOST_MAX_THREADS];   /* one per slice */
+    host_stage stage[GPURSA_HOST_MAX_THREADS];   /* one per slice */
 };
 
 /* One private operation on byte strings, specialised by size and variant
@@ -147,34 +145,39 @@ static int host_device_count(int *count)
     return GPURSA_GPU_OK;
 }
 
-static int host_threads(void)
+/* host_threads: n, or 0 for one per online CPU; 1 to GPURSA_HOST_MAX_THREADS */
+static int host_threads(int n)
 {
-    const char *env = gpursa_getenv("GPURSA_HOST_THREADS");
-    long n = env != NULL ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1)
-        n = 1;
-    if (n > HOST_MAX_THREADS)
-        n = HOST_MAX_THREADS;
-    return (int)n;
+    long t = n != 0 ? n : sysconf(_SC_NPROCESSORS_ONLN);
+    if (t < 1)
+        t = 1;
+    if (t > GPURSA_HOST_MAX_THREADS)
+        t = GPURSA_HOST_MAX_THREADS;
+    return (int)t;
 }
 
-static int host_device_open(int index, gpursa_variant variant, gpursa_gpu_device **dev)
+static int host_device_open(int index, const gpursa_gpu_open_params *params,
+                            gpursa_gpu_device **dev)
 {
+    static const gpursa_gpu_open_params defaults;
+    gpursa_variant variant;
+
     if (dev == NULL)
         return GPURSA_GPU_ERR_INVALID;
     *dev = NULL;
+    if (params == NULL)
+        params = &defaults;
     if (index != 0)
         return GPURSA_GPU_ERR_NODEV;
     /* AUTO: IMAD, the faster one with 64-bit products on a CPU */
-    if (variant == GPURSA_VARIANT_AUTO)
-        variant = GPURSA_VARIANT_IMAD;
+    variant = params->variant == GPURSA_VARIANT_AUTO ? GPURSA_VARIANT_IMAD : params->variant;
     if (variant != GPURSA_VARIANT_IMAD && variant != GPURSA_VARIANT_XMAD)
         return GPURSA_GPU_ERR_UNSUPPORTED;
     gpursa_gpu_device *d = calloc(1, sizeof(*d));
     if (d == NULL)
         return GPURSA_GPU_ERR_NOMEM;
     d->variant = variant;
-    d->threads = host_threads();
+    d->threads = host_threads(params->host_threads);
     snprintf(d->desc, sizeof(d->desc), "host CPU, %d thread%s, variant %s", d->threads,
              d->threads == 1 ? "" : "s", gpursa_variant_name(variant));
     *dev = d;
@@ -268,8 +271,8 @@ static int host_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items, size_t
         struct host_slice s = {items, n, b->bits, op, &b->stage[0]};
         run_slice(&s);
     } else {
-        pthread_t th[HOST_MAX_THREADS];
-        struct host_slice s[HOST_MAX_THREADS];
+        pthread_t th[GPURSA_HOST_MAX_THREADS];
+        struct host_slice s[GPURSA_HOST_MAX_THREADS];
         size_t started = 0, pos = 0;
         for (size_t t = 0; t < nt; t++) {
             size_t cnt = n / nt + (t < n % nt);

@@ -2,8 +2,7 @@
 /*
  * gpursa CUDA backend: what routes a COOP launch besides the kernels' own
  * thresholds: the load that picks a kernel's lane width, counted for the
- * device's number of SMs, and the environment's override of the device's
- * FP64 rate. No CUDA types: the host tests check them.
+ * device's number of SMs. No CUDA types: the host tests check it.
  */
 #ifndef GPURSA_CUDA_LOAD_H
 #define GPURSA_CUDA_LOAD_H
@@ -26,16 +25,6 @@ static inline uint32_t gpursa_cuda_load(uint32_t items, int sms)
         return items;
     l = ((uint64_t)items * GPURSA_CUDA_REF_SMS + (uint64_t)sms - 1) / (uint64_t)sms;
     return l > UINT32_MAX ? UINT32_MAX : (uint32_t)l;
-}
-
-/* GPURSA_CUDA_FP64 (v: its value, NULL when unset): 0 or 1 routes a device
- * as one without or with full-rate FP64, for tests and experiments; -1, the
- * device's own rate, for any other value */
-static inline int gpursa_cuda_fp64_override(const char *v)
-{
-    if (v != NULL && (v[0] == '0' || v[0] == '1') && v[1] == '\0')
-        return v[0] - '0';
-    return -1;
 }
 
 #endif /* GPURSA_CUDA_LOAD_H */

@@ -57,6 +57,28 @@ typedef enum {
     GPURSA_VARIANT_COUNT_
 } gpursa_variant;
 
+/* How the CUDA backend counts a device's FP64 rate (the cuda_fp64 key). */
+typedef enum {
+    GPURSA_FP64_AUTO = 0, /* the device's own: full rate on sm_80 and sm_90 */
+    GPURSA_FP64_OFF = 1,  /* as a device without it: COOP runs 32-bit limbs at every load */
+    GPURSA_FP64_ON = 2,   /* as a device with it (where the FP64-limb kernels load) */
+} gpursa_fp64;
+
+/* Most worker threads of the host backend. */
+#define GPURSA_HOST_MAX_THREADS 16
+
+/* What a device opens with besides its index: the configuration keys of the
+ * gpu/ layer. queue/ passes the provider's configuration; tests and bench/
+ * fill their own. All zero (or a NULL pointer) is every key's default. */
+typedef struct {
+    gpursa_variant variant;   /* variant: AUTO lets the backend pick per device and size */
+    int host_threads;         /* host_threads (host backend): worker threads, at most
+                               * GPURSA_HOST_MAX_THREADS; 0: one per online CPU */
+    gpursa_fp64 cuda_fp64;    /* cuda_fp64 (CUDA backend), for tests and experiments */
+    int cuda_debug;           /* cuda_debug (CUDA backend): 1 prints every CUDA error
+                               * on stderr */
+} gpursa_gpu_open_params;
+
 const char *gpursa_variant_name(gpursa_variant v);
 int gpursa_variant_from_name(const char *name, gpursa_variant *out); /* 1 ok, 0 unknown */
 const char *gpursa_gpu_rc_string(int rc);
@@ -101,7 +123,8 @@ typedef struct {
 typedef struct gpursa_gpu_backend_ops {
     const char *name;
     int (*device_count)(int *count);
-    int (*device_open)(int index, gpursa_variant variant, gpursa_gpu_device **dev);
+    int (*device_open)(int index, const gpursa_gpu_open_params *params,
+                       gpursa_gpu_device **dev);
     void (*device_close)(gpursa_gpu_device *dev);
     /* Human-readable device description (name, compute capability, variant). */
     const char *(*device_describe)(const gpursa_gpu_device *dev);

@@ -175,13 +175,12 @@ static void gpursa_ctx_free(GPURSA_PROV_CTX *ctx)
 static void gpursa_teardown(void *vctx)
 {
     GPURSA_PROV_CTX *ctx = vctx;
-    const char *stats = gpursa_getenv("GPURSA_STATS");
 
     if (ctx == NULL)
         return;
-    if (stats != NULL && (strcmp(stats, "1") == 0 || strcmp(stats, "2") == 0))
+    if (ctx->config.stats >= 1)
         gpursa_print_stats(ctx);
-    if (stats != NULL && strcmp(stats, "2") == 0)
+    if (ctx->config.stats >= 2)
         gpursa_stages_print(ctx->stats.stages, stderr, "gpursa: stage ");
     gpursa_ctx_free(ctx);
 }
@@ -346,17 +345,13 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
         GPURSA_RAISE_MSG(ctx, GPURSA_R_INTERNAL, "cannot create the fallback library context");
         goto err;
     }
-    /* GPURSA_STATS=2: also where GPU requests spend their time (printed at
-     * unload with the counters; a few clock reads per batch and request).
-     * The metrics file has them as latency histograms. */
-    {
-        const char *stats = gpursa_getenv("GPURSA_STATS");
-
-        if (((stats != NULL && strcmp(stats, "2") == 0) || ctx->config.metrics_file[0] != '\0')
-            && (ctx->stats.stages = OPENSSL_zalloc(sizeof(*ctx->stats.stages))) == NULL) {
-            GPURSA_RAISE(ctx, GPURSA_R_MALLOC);
-            goto err;
-        }
+    /* stats = 2: also where GPU requests spend their time (printed at unload
+     * with the counters; a few clock reads per batch and request). The
+     * metrics file has them as latency histograms. */
+    if ((ctx->config.stats >= 2 || ctx->config.metrics_file[0] != '\0')
+        && (ctx->stats.stages = OPENSSL_zalloc(sizeof(*ctx->stats.stages))) == NULL) {
+        GPURSA_RAISE(ctx, GPURSA_R_MALLOC);
+        goto err;
     }
     /* Opens nothing yet: devices and threads start at the first operation. */
     if (!gpursa_queue_new(&ctx->config, &ctx->stats, gpursa_prov_backend(&ctx->config),

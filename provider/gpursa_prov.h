@@ -108,7 +108,6 @@ int gpursa_config_load(GPURSA_PROV_CTX *ctx, gpursa_config *cfg);
  * error naming the key and value when it is invalid or the key unknown. */
 int gpursa_config_set(GPURSA_PROV_CTX *ctx, gpursa_config *cfg,
                       const char *key, const char *value, const char *origin);
-const char *gpursa_config_backend_name(gpursa_cfg_backend b);
 /* The gpu/ backend the queue runs on, or NULL to let the queue pick one from
  * cfg. gpursa.so links gpursa_prov_backend.c (NULL); a build of the provider
  * for a benchmark links one of its own (bench/gpursa_instant_prov.c). */

@@ -143,14 +143,6 @@ void gpursa_dev_set_max_busy(gpursa_dev *d)
 
 static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now);
 
-/* A class's flush time. A batch that the arrival rate says will not reach
- * the crossover goes to the CPU workers at once instead of after
- * max_wait_us: async callers always queue (they must pause for other jobs
- * to run and arrive at all), so a lone one would otherwise wait the whole
- * deadline for a batch that never forms. The rate estimate corrects itself
- * within a few arrivals once a burst starts. d->mu held. */
-#define GPURSA_LONE_GRACE_NS 0u
-
 /*
  * A batch below the crossover while the device runs batches of this process
  * waits for company, up to GPURSA_HOLD_WAITS deadlines, and goes to the
@@ -182,17 +174,23 @@ static int gpursa_class_waits_for_company(gpursa_dev *d, int cls)
     return threshold > 1 && threshold != INT_MAX && d->pend[cls].count < (size_t)threshold;
 }
 
-/* The hold starts at the batch's plain deadline. Once the requests that
+/* A class's flush time. A batch that the arrival rate says will not reach
+ * the crossover goes to the CPU workers at once (its oldest request's
+ * arrival) instead of after max_wait_us: async callers always queue (they
+ * must pause for other jobs to run and arrive at all), so a lone one would
+ * otherwise wait the whole deadline for a batch that never forms. The rate
+ * estimate corrects itself within a few arrivals once a burst starts.
+ * The hold starts at the batch's plain deadline. Once the requests that
  * came meanwhile make the crossover, the batch goes with them at their own
  * deadline (from the first of them): released at the crossover itself it
- * would be a batch of just that size, cut out of the wave. */
+ * would be a batch of just that size, cut out of the wave. d->mu held. */
 static uint64_t gpursa_class_deadline(gpursa_dev *d, int cls, uint64_t now,
                                       uint64_t wait_ns)
 {
     uint64_t t = d->pend[cls].head->t_enq_ns;
 
     if (!gpursa_dev_batch_likely(d, cls, now))
-        return t + GPURSA_LONE_GRACE_NS;
+        return t;
     if (!d->held[cls] && now >= t + wait_ns && gpursa_class_waits_for_company(d, cls))
         d->held[cls] = 1;
     if (!d->held[cls])

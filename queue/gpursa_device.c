@@ -129,7 +129,7 @@ void gpursa_dev_reopen(gpursa_dev *d)
     pthread_mutex_lock(&d->key_mu);
     d->gd = NULL;
     pthread_mutex_unlock(&d->key_mu);
-    rc = ops->device_open(d->index, q->cfg.variant, &gd);
+    rc = ops->device_open(d->index, &q->cfg.gpu, &gd);
     pthread_mutex_lock(&d->mu);
     if (rc == GPURSA_GPU_OK) {
         d->gd = gd;
@@ -159,7 +159,7 @@ int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nslots)
     d->rt = rt;
     d->index = index;
     d->slot_no = (int)(d - rt->dev);
-    rc = q->ops->device_open(index, q->cfg.variant, &d->gd);
+    rc = q->ops->device_open(index, &q->cfg.gpu, &d->gd);
     if (rc != GPURSA_GPU_OK) {
         gpursa_log_q(q, 1, "%s device %d: open failed (%s)", q->ops->name, index,
                      gpursa_gpu_rc_string(rc));

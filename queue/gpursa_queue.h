@@ -53,7 +53,8 @@ typedef struct {
     unsigned max_wait_us;         /* max_wait_us: flush deadline of the oldest request */
     unsigned max_inflight;        /* max_inflight: requests queued or running, per process */
     int log_level;                /* log_level: 0 error, 1 warn, 2 info, 3 debug */
-    gpursa_variant variant;       /* variant = auto|imad|xmad|fast */
+    gpursa_gpu_open_params gpu;   /* variant = auto|imad|xmad|fast|coop, host_threads,
+                                   * cuda_fp64, cuda_debug: what the devices open with */
     gpursa_cpu_fallback cpu_fallback; /* cpu_fallback = auto|always|never: where batches
                                    * below min_gpu_batch go (never: also no lone
                                    * request computes inline) */
@@ -65,9 +66,34 @@ typedef struct {
     unsigned metrics_interval_ms; /* metrics_interval_ms: between two writes */
     char fallback_provider[64];   /* fallback_provider: the provider the CPU fallback
                                    * fetches RSA from (the provider layer's; "default") */
+    int stats;                    /* stats: 1 the counters on stderr at unload, 2 also
+                                   * the stage times (the provider layer's) */
 } gpursa_config;
 
-void gpursa_config_defaults(gpursa_config *cfg);
+/*
+ * One configuration key (gpursa_config.c holds the table of all of them):
+ * its name in openssl.cnf, whose environment variable is GPURSA_ and the
+ * name in upper case; its default, as written in openssl.cnf; a line on what
+ * it means; and its parser: set(cfg, value) sets the key's field and returns
+ * 1, or returns 0 with cfg unchanged and what a value must be in why (at
+ * most len bytes, NUL-terminated).
+ */
+typedef struct {
+    const char *name;
+    const char *dflt;
+    const char *meaning;
+    int (*set)(gpursa_config *cfg, const char *value, char *why, size_t len);
+} gpursa_config_key;
+
+/* Every key; a row with name NULL ends it. */
+extern const gpursa_config_key gpursa_config_keys[];
+/* The row of name, or NULL when gpursa has no such key. */
+const gpursa_config_key *gpursa_config_key_find(const char *name);
+/* Every key at its default (the table's, parsed by its set): 1, or 0 when a
+ * default does not parse. */
+int gpursa_config_defaults(gpursa_config *cfg);
+/* backend's name as the key takes it: "auto", "cuda", "host", "cpu". */
+const char *gpursa_config_backend_name(gpursa_cfg_backend b);
 
 /* Where an operation was computed, for the counters by key size: a gpu/
  * backend (CUDA or host), the CPU workers, or the calling thread itself. */

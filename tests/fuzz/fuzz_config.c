@@ -25,7 +25,8 @@
 static const char *const config_keys[] = {
     "backend", "devices", "max_batch", "min_gpu_batch", "max_wait_us", "max_inflight",
     "log_level", "variant", "cpu_fallback", "stats", "identity", "nonsense", "MAX_BATCH", "log-level",
-    "device_batches", "metrics_file", "metrics_interval_ms",
+    "device_batches", "metrics_file", "metrics_interval_ms", "host_threads", "cuda_fp64",
+    "cuda_debug",
 };
 #define NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
 

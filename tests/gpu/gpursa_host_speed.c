@@ -76,7 +76,8 @@ int main(int argc, char **argv)
             size_t nb = 64;
             gpursa_gpu_item *items = calloc(nb, sizeof(*items));
             unsigned char *buf = calloc(4 * nb, len);
-            ops->device_open(0, vs[v], &dev);
+            gpursa_gpu_open_params op = { .variant = vs[v] };
+            ops->device_open(0, &op, &dev);
             ops->key_upload(dev, &k.km, &key);
             ops->batch_new(dev, bits[b], nb, &batch);
             for (size_t i = 0; i < nb; i++) {

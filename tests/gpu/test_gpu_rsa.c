@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "gpu/gpursa_cuda_load.h"
 #include "gpu/gpursa_cuda_status.h"
 #include "gpu/gpursa_host_debug.h"
@@ -371,10 +372,14 @@ static void assert_host_staging_wiped(const gpursa_gpu_batch *batch)
                          len, staging[i]);
 }
 
+/* cuda_fp64 of the devices open_dev opens (AUTO: the device's own rate) */
+static gpursa_fp64 open_fp64;
+
 static gpursa_gpu_device *open_dev(gpursa_variant v)
 {
     gpursa_gpu_device *dev = NULL;
-    int rc = ops->device_open(0, v, &dev);
+    gpursa_gpu_open_params params = { .variant = v, .cuda_fp64 = open_fp64 };
+    int rc = ops->device_open(0, &params, &dev);
     if (rc == GPURSA_GPU_ERR_UNSUPPORTED)
         return NULL;
     ck_assert_msg(rc == GPURSA_GPU_OK, "device_open: %s", gpursa_gpu_rc_string(rc));
@@ -486,7 +491,7 @@ static void run_backend_batch_rep(int size_idx, gpursa_variant v, size_t nitems,
  * to 6,000 (2,600) and on 2 above (7,000); RSA-3072 FP64 limbs on 8 lanes a
  * half up to 2,048 (300), on 3 above (4,000); RSA-4096 FP64 limbs on 8 lanes a
  * half up to 2,048 (300), on 4 above (2,500): cuda_heavy. With
- * GPURSA_CUDA_FP64=0, as on a device without it (newer than Hopper; a T4, A10
+ * cuda_fp64 = 0, as on a device without it (newer than Hopper; a T4, A10
  * or L4 with variant = coop): RSA-2048 32-bit limbs, 4 a lane, above 1,024
  * (1,500), RSA-3072's and 4096's 32-bit kernels at every load (300):
  * cuda_no_fp64. n items, of which the first `distinct` are made and the rest
@@ -520,14 +525,14 @@ START_TEST(test_backend_batch_mixed_keys)
         for (size_t j = 0; j < 2 && h[j].n != 0; j++)
             run_backend_batch_rep(_i / 5, GPURSA_VARIANT_COOP, h[j].n, h[j].distinct);
         if (nf->n != 0) {
-            ck_assert_int_eq(setenv("GPURSA_CUDA_FP64", "0", 1), 0);
+            open_fp64 = GPURSA_FP64_OFF;
             gpursa_gpu_device *dev = open_dev(GPURSA_VARIANT_COOP);
             ck_assert_ptr_nonnull(dev);
             /* the routing took it (else the FP64 kernels would run again) */
-            ck_assert_ptr_nonnull(strstr(ops->device_describe(dev), "32-bit limbs only (GPURSA_CUDA_FP64=0)"));
+            ck_assert_ptr_nonnull(strstr(ops->device_describe(dev), "32-bit limbs only (cuda_fp64 = 0)"));
             ops->device_close(dev);
             run_backend_batch_rep(_i / 5, GPURSA_VARIANT_COOP, nf->n, nf->distinct);
-            ck_assert_int_eq(unsetenv("GPURSA_CUDA_FP64"), 0);
+            open_fp64 = GPURSA_FP64_AUTO;
         }
     }
     if (!cuda && _i / 5 == 1 && vs[_i % 5] == GPURSA_VARIANT_AUTO)
@@ -662,9 +667,9 @@ START_TEST(test_backend_cuda_fault_items_fail_closed)
     for (size_t j = 0; j < 2 && cuda_heavy[_i][j].n != 0; j++)
         run_fault_batches(_i, GPURSA_VARIANT_COOP, cuda_heavy[_i][j].n, 64, 0);
     if (cuda_no_fp64[_i].n != 0) {
-        ck_assert_int_eq(setenv("GPURSA_CUDA_FP64", "0", 1), 0);
+        open_fp64 = GPURSA_FP64_OFF;
         run_fault_batches(_i, GPURSA_VARIANT_COOP, cuda_no_fp64[_i].n, 64, 0);
-        ck_assert_int_eq(unsetenv("GPURSA_CUDA_FP64"), 0);
+        open_fp64 = GPURSA_FP64_AUTO;
     }
 #endif
 }
@@ -681,7 +686,7 @@ START_TEST(test_backend_refusals)
     ck_assert_int_eq(ops->device_count(&count), GPURSA_GPU_OK);
     ck_assert_int_ge(count, 1);
     gpursa_gpu_device *nodev = NULL;
-    ck_assert_int_ne(ops->device_open(count, GPURSA_VARIANT_AUTO, &nodev), GPURSA_GPU_OK);
+    ck_assert_int_ne(ops->device_open(count, NULL, &nodev), GPURSA_GPU_OK);
     /* unsupported key: n one byte short */
     gpursa_rsa_key_material km = get_key(0, 0)->km;
     km.n++;
@@ -748,16 +753,29 @@ START_TEST(test_cuda_load_by_sms)
 }
 END_TEST
 
-/* GPURSA_CUDA_FP64: exactly "0" or "1" overrides the device's FP64 rate;
- * unset, empty or anything else leaves it (-1) */
-START_TEST(test_cuda_fp64_override)
+/* host_threads: the host backend runs that many worker threads (its
+ * description says so), 0 one per online CPU, never more than
+ * GPURSA_HOST_MAX_THREADS nor fewer than one. */
+START_TEST(test_host_threads_as_opened)
 {
-    ck_assert_int_eq(gpursa_cuda_fp64_override("0"), 0);
-    ck_assert_int_eq(gpursa_cuda_fp64_override("1"), 1);
-    static const char *const other[] = {"", "2", "00", "01", "10", "1 ", " 1", "0x1", "true", "on", "-1"};
-    for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
-        ck_assert_msg(gpursa_cuda_fp64_override(other[i]) == -1, "\"%s\"", other[i]);
-    ck_assert_int_eq(gpursa_cuda_fp64_override(NULL), -1);
+    const gpursa_gpu_backend_ops *host = gpursa_gpu_backend(GPURSA_BACKEND_HOST);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int all = cpus < 1 ? 1 : cpus > GPURSA_HOST_MAX_THREADS ? GPURSA_HOST_MAX_THREADS : (int)cpus;
+    static const int asked[] = {1, 3, 16, 0, 99, -4};
+    char want[64];
+
+    for (size_t i = 0; i < sizeof(asked) / sizeof(asked[0]); i++) {
+        gpursa_gpu_open_params params = { .host_threads = asked[i] };
+        gpursa_gpu_device *dev = NULL;
+        int n = asked[i] == 0 ? all : asked[i] < 1 ? 1
+                : asked[i] > GPURSA_HOST_MAX_THREADS ? GPURSA_HOST_MAX_THREADS : asked[i];
+
+        ck_assert_int_eq(host->device_open(0, &params, &dev), GPURSA_GPU_OK);
+        snprintf(want, sizeof(want), "host CPU, %d thread%s,", n, n == 1 ? "" : "s");
+        ck_assert_msg(strstr(host->device_describe(dev), want) != NULL, "host_threads %d: %s",
+                      asked[i], host->device_describe(dev));
+        host->device_close(dev);
+    }
 }
 END_TEST
 
@@ -805,7 +823,7 @@ static Suite *make_rsa_op_suite(void)
     tcase_add_loop_test(tc, test_keyconv_constants, 0, 4);
     tcase_add_test(tc, test_names_and_strings);
     tcase_add_test(tc, test_cuda_load_by_sms);
-    tcase_add_test(tc, test_cuda_fp64_override);
+    tcase_add_test(tc, test_host_threads_as_opened);
     tcase_add_test(tc, test_cuda_status_word_fails_closed);
     suite_add_tcase(s, tc);
     return s;

@@ -32,7 +32,8 @@ static const char *const config_env[] = {
     "GPURSA_BACKEND", "GPURSA_DEVICES", "GPURSA_MAX_BATCH", "GPURSA_MIN_GPU_BATCH",
     "GPURSA_MAX_WAIT_US", "GPURSA_MAX_INFLIGHT", "GPURSA_LOG_LEVEL", "GPURSA_VARIANT",
     "GPURSA_STATS", "GPURSA_CPU_FALLBACK", "GPURSA_DEVICE_BATCHES", "GPURSA_METRICS_FILE",
-    "GPURSA_METRICS_INTERVAL_MS", "GPURSA_FALLBACK_PROVIDER",
+    "GPURSA_METRICS_INTERVAL_MS", "GPURSA_FALLBACK_PROVIDER", "GPURSA_HOST_THREADS",
+    "GPURSA_CUDA_FP64", "GPURSA_CUDA_DEBUG",
 };
 
 static void clear_config_env(void)
@@ -243,6 +244,21 @@ static const struct {
     { "GPURSA_METRICS_INTERVAL_MS", "3600001" },
     { "GPURSA_METRICS_INTERVAL_MS", "10s" },
     { "GPURSA_METRICS_INTERVAL_MS", "" },
+    { "GPURSA_VARIANT", "" },
+    { "GPURSA_HOST_THREADS", "0" },
+    { "GPURSA_HOST_THREADS", "17" },
+    { "GPURSA_HOST_THREADS", "all" },
+    { "GPURSA_CUDA_FP64", "2" },
+    { "GPURSA_CUDA_FP64", "01" },
+    { "GPURSA_CUDA_FP64", "" },
+    { "GPURSA_CUDA_FP64", "true" },
+    { "GPURSA_CUDA_DEBUG", "2" },
+    { "GPURSA_CUDA_DEBUG", "yes" },
+    { "GPURSA_CUDA_DEBUG", "" },
+    { "GPURSA_STATS", "3" },
+    { "GPURSA_STATS", "-1" },
+    { "GPURSA_STATS", "yes" },
+    { "GPURSA_STATS", "" },
 };
 
 /* 1 if some queued error's data mentions both a and b; empties the queue. */
@@ -284,7 +300,8 @@ START_TEST(test_good_config_values_load)
         { "GPURSA_MAX_WAIT_US", "0" }, { "GPURSA_MAX_INFLIGHT", "1" },
         { "GPURSA_LOG_LEVEL", "0" }, { "GPURSA_VARIANT", "xmad" },
         { "GPURSA_DEVICE_BATCHES", "16" }, { "GPURSA_METRICS_INTERVAL_MS", "10" },
-        { "GPURSA_METRICS_FILE", "" },
+        { "GPURSA_METRICS_FILE", "" }, { "GPURSA_HOST_THREADS", "16" },
+        { "GPURSA_CUDA_FP64", "0" }, { "GPURSA_CUDA_DEBUG", "1" }, { "GPURSA_STATS", "0" },
     };
     OSSL_LIB_CTX *ctx = OSSL_LIB_CTX_new();
     OSSL_PROVIDER *prov;
@@ -297,6 +314,70 @@ START_TEST(test_good_config_values_load)
     ck_assert_str_eq(backend_of(prov), "cpu");
     OSSL_PROVIDER_unload(prov);
     OSSL_LIB_CTX_free(ctx);
+}
+END_TEST
+
+/* What fn(arg) writes on stderr (malloc'd, NUL-terminated). */
+static char *stderr_of(void (*fn)(void *), void *arg)
+{
+    char path[] = "/tmp/gpursa-stderr-XXXXXX";
+    int fd = mkstemp(path), saved = dup(2);
+    char *text;
+    long len;
+    FILE *f;
+
+    ck_assert_int_ge(fd, 0);
+    fflush(stderr);
+    dup2(fd, 2);
+    fn(arg);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    len = ftell(f);
+    rewind(f);
+    text = calloc(1, (size_t)len + 1);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_uint_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    unlink(path);
+    return text;
+}
+
+/* One private operation through gpursa in a fresh library context, then
+ * gpursa unloaded. */
+static void one_private_op(void *arg)
+{
+    OSSL_LIB_CTX *ctx = tu_libctx();
+
+    (void)arg;
+    run_private_ops(ctx, 1);
+    tu_libctx_free(ctx);
+}
+
+/* host_threads (GPURSA_HOST_THREADS) is the host backend's thread count: its
+ * device description, logged at log_level 2 when it opens, says so. */
+START_TEST(test_host_threads_reach_the_host_backend)
+{
+    static const char *const threads[] = { "1", "7" };
+    char want[64], *log;
+    size_t i;
+
+    setenv("GPURSA_BACKEND", "host", 1);
+    setenv("GPURSA_LOG_LEVEL", "2", 1);
+    setenv("GPURSA_MIN_GPU_BATCH", "1", 1);
+    setenv("GPURSA_CPU_FALLBACK", "never", 1);   /* the lone request goes to the device */
+    for (i = 0; i < sizeof(threads) / sizeof(threads[0]); i++) {
+        setenv("GPURSA_HOST_THREADS", threads[i], 1);
+        log = stderr_of(one_private_op, NULL);
+        snprintf(want, sizeof(want), "host CPU, %s thread%s,", threads[i],
+                 strcmp(threads[i], "1") == 0 ? "" : "s");
+        ck_assert_msg(strstr(log, want) != NULL, "no \"%s\" in: %s", want, log);
+        free(log);
+    }
 }
 END_TEST
 
@@ -392,6 +473,47 @@ START_TEST(test_cnf_metrics_file_is_written)
     OSSL_LIB_CTX_free(ctx);
     unlink(file);
     ck_assert_int_eq(rmdir(dir), 0);            /* nothing else left in it */
+}
+END_TEST
+
+/* gpursa loaded through an openssl.cnf section (arg), then unloaded. */
+static void load_unload_with_cnf(void *arg)
+{
+    OSSL_LIB_CTX *ctx = OSSL_LIB_CTX_new();
+    OSSL_PROVIDER *prov = load_with_cnf(ctx, arg);
+
+    ck_assert_ptr_nonnull(prov);
+    OSSL_PROVIDER_unload(prov);
+    OSSL_LIB_CTX_free(ctx);
+}
+
+/* stats = 1 in openssl.cnf: the summary line at unload; without it, none. */
+START_TEST(test_cnf_stats_prints_the_line_at_unload)
+{
+    char *log = stderr_of(load_unload_with_cnf, "backend = cpu\nstats = 1\n");
+
+    ck_assert_msg(strstr(log, "gpursa: ops gpu=") != NULL, "no stats line in: %s", log);
+    free(log);
+    log = stderr_of(load_unload_with_cnf, "backend = cpu\n");
+    ck_assert_msg(strstr(log, "gpursa: ops") == NULL, "a stats line without stats: %s", log);
+    free(log);
+}
+END_TEST
+
+/* stats = 2 (GPURSA_STATS=2): the stage times of GPU requests follow the
+ * summary line. */
+START_TEST(test_stats_2_adds_the_stage_times)
+{
+    char *log;
+
+    setenv("GPURSA_STATS", "2", 1);
+    setenv("GPURSA_BACKEND", "host", 1);
+    setenv("GPURSA_MIN_GPU_BATCH", "1", 1);
+    setenv("GPURSA_CPU_FALLBACK", "never", 1);   /* the lone request goes to the device */
+    log = stderr_of(one_private_op, NULL);
+    ck_assert_msg(strstr(log, "gpursa: ops gpu=") != NULL, "no stats line in: %s", log);
+    ck_assert_msg(strstr(log, "gpursa: stage total  n=1 ") != NULL, "no stage times in: %s", log);
+    free(log);
 }
 END_TEST
 
@@ -679,6 +801,7 @@ static Suite *make_provider_suite(void)
     tcase_add_test(tc, test_metrics_file_name_expands);
     tcase_add_test(tc, test_cnf_values_are_read);
     tcase_add_test(tc, test_env_overrides_cnf);
+    tcase_add_test(tc, test_cnf_stats_prints_the_line_at_unload);
     tcase_add_test(tc, test_cnf_metrics_file_is_written);
     tcase_add_test(tc, test_fallback_without_default_provider);
     tcase_add_test(tc, test_fallback_with_default_loaded_after);
@@ -687,9 +810,11 @@ static Suite *make_provider_suite(void)
         tcase_add_test(tc, test_fallback_provider_named_and_loaded_later);
         tcase_add_test(tc, test_fallback_provider_not_loaded_fails_with_clear_error);
     }
-    if (cipher)
+    if (cipher) {
         tcase_add_test(tc, test_stats_count_private_ops);
-    else
+        tcase_add_test(tc, test_host_threads_reach_the_host_backend);
+        tcase_add_test(tc, test_stats_2_adds_the_stage_times);
+    } else
         fprintf(stderr, "# gpursa has no RSA asym cipher yet: op counting not tested\n");
     suite_add_tcase(s, tc);
     return s;

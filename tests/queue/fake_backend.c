@@ -59,7 +59,8 @@ static int fake_device_count(int *count)
     return GPURSA_GPU_OK;
 }
 
-static int fake_device_open(int index, gpursa_variant v, gpursa_gpu_device **dev)
+static int fake_device_open(int index, const gpursa_gpu_open_params *params,
+                            gpursa_gpu_device **dev)
 {
     int a = atomic_fetch_add(&fake.open_attempts, 1);
 
@@ -72,6 +73,7 @@ static int fake_device_open(int index, gpursa_variant v, gpursa_gpu_device **dev
     if ((*dev = calloc(1, sizeof(**dev))) == NULL)
         return GPURSA_GPU_ERR_NOMEM;
     (*dev)->index = index;
+    fake.open_params = *params;
     atomic_fetch_add(&fake.opens, 1);
     return GPURSA_GPU_OK;
 }

@@ -33,6 +33,7 @@ typedef struct {
     /* observations */
     atomic_int opens;            /* successful opens */
     atomic_int open_attempts;
+    gpursa_gpu_open_params open_params; /* what the last successful open was given */
     uint64_t open_time_ns[FAKE_MAX_OPENS];
     atomic_int batches;          /* batches that completed OK */
     atomic_long items;           /* items in them */

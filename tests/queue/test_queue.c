@@ -159,6 +159,8 @@ static gpursa_stats stats;
 static gpursa_cpu_fallback mkq_fallback = GPURSA_CPU_FALLBACK_ALWAYS;
 /* device_batches of mkq's queues (0: auto) */
 static unsigned mkq_device_batches;
+/* what mkq's queues open devices with (all zero: the defaults) */
+static gpursa_gpu_open_params mkq_gpu;
 
 static gpursa_queue *mkq(const gpursa_gpu_backend_ops *ops, unsigned max_batch,
                          unsigned wait_us, int min_gpu, unsigned inflight)
@@ -174,6 +176,7 @@ static gpursa_queue *mkq(const gpursa_gpu_backend_ops *ops, unsigned max_batch,
     cfg.max_inflight = inflight;
     cfg.cpu_fallback = mkq_fallback;
     cfg.device_batches = mkq_device_batches;
+    cfg.gpu = mkq_gpu;
     cfg.log_level = getenv("GPURSA_TEST_LOG") ? atoi(getenv("GPURSA_TEST_LOG")) : 0;
     memset(&stats, 0, sizeof(stats));
     ck_assert_int_eq(gpursa_queue_new(&cfg, &stats, ops, &q), 1);
@@ -403,6 +406,31 @@ START_TEST(test_lazy_start_opens_nothing_until_first_op)
     gpursa_queue_key_free(qk);
     gpursa_queue_free(q);
     ck_assert_int_eq(atomic_load(&fake.keys_live), 0);
+}
+END_TEST
+
+/* The configuration's gpu/ keys (variant, host_threads, cuda_fp64,
+ * cuda_debug) are what the backend opens its device with. */
+START_TEST(test_device_opens_with_the_configured_gpu_keys)
+{
+    static const gpursa_gpu_open_params want = { GPURSA_VARIANT_XMAD, 3, GPURSA_FP64_OFF, 1 };
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+
+    fake_reset();
+    memset(&fake.open_params, 0, sizeof(fake.open_params));
+    mkq_gpu = want;
+    q = mkq(&fake_ops, 16, 1000, 1, 64);
+    mkq_gpu = (gpursa_gpu_open_params){ 0 };
+    qk = mkkey(q, &keys[0]);
+    ck_assert(one_op(q, qk, &keys[0]));
+    ck_assert_int_eq(atomic_load(&fake.opens), 1);
+    ck_assert_int_eq(fake.open_params.variant, want.variant);
+    ck_assert_int_eq(fake.open_params.host_threads, want.host_threads);
+    ck_assert_int_eq(fake.open_params.cuda_fp64, want.cuda_fp64);
+    ck_assert_int_eq(fake.open_params.cuda_debug, want.cuda_debug);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
 }
 END_TEST
 
@@ -1705,7 +1733,7 @@ START_TEST(test_instant_backend_cached_answers_are_right)
     unsigned char in[3][512], out[6][512], r[512] = { 1 }, rinv[512] = { 1 };
     gpursa_gpu_item it[6];
 
-    ck_assert_int_eq(ops->device_open(0, GPURSA_VARIANT_AUTO, &dev), GPURSA_GPU_OK);
+    ck_assert_int_eq(ops->device_open(0, NULL, &dev), GPURSA_GPU_OK);
     ck_assert_int_eq(ops->key_upload(dev, &k->km, &gk), GPURSA_GPU_OK);
     ck_assert_int_eq(ops->batch_new(dev, 2048, 8, &b), GPURSA_GPU_OK);
     for (int i = 0; i < 3; i++)
@@ -1797,6 +1825,69 @@ START_TEST(test_backend_cpu_means_no_queue)
     cfg.backend = GPURSA_CFG_BACKEND_CPU;
     ck_assert_int_eq(gpursa_queue_new(&cfg, &stats, NULL, &q), 1);
     ck_assert_ptr_null(q);
+}
+END_TEST
+
+/* The configuration table: every default parses with its key's own parser
+ * (gpursa_config_defaults applies them); names are unique, lower case, and
+ * short enough for the environment variable buffer of the provider; a value
+ * no key takes leaves the configuration as it was and says what a value must
+ * be. */
+START_TEST(test_config_table_defaults_parse_and_bad_values_change_nothing)
+{
+    gpursa_config cfg, before;
+    const gpursa_config_key *k, *o;
+    char why[256];
+    int n = 0;
+
+    ck_assert_int_eq(gpursa_config_defaults(&cfg), 1);
+    for (k = gpursa_config_keys; k->name != NULL; k++, n++) {
+        ck_assert_msg(k->name[0] != '\0' && strspn(k->name, "abcdefghijklmnopqrstuvwxyz0123456789_")
+                      == strlen(k->name) && strlen(k->name) < 56, "key \"%s\"", k->name);
+        for (o = gpursa_config_keys; o != k; o++)
+            ck_assert_str_ne(o->name, k->name);
+        ck_assert_ptr_eq(gpursa_config_key_find(k->name), k);
+        ck_assert_ptr_nonnull(k->meaning);
+        memcpy(&before, &cfg, sizeof(cfg));
+        ck_assert_msg(k->set(&cfg, k->dflt, why, sizeof(why)) == 1, "%s: default \"%s\"",
+                      k->name, k->dflt);
+        ck_assert_int_eq(memcmp(&before, &cfg, sizeof(cfg)), 0);
+        why[0] = '\0';
+        ck_assert_msg(k->set(&cfg, "\x01", why, sizeof(why)) == 0, "%s took \\x01", k->name);
+        ck_assert_int_eq(memcmp(&before, &cfg, sizeof(cfg)), 0);
+        ck_assert_msg(why[0] != '\0', "%s: no expectation", k->name);
+    }
+    ck_assert_int_ge(n, 13);
+    ck_assert_ptr_null(gpursa_config_key_find("MAX_BATCH"));
+    ck_assert_ptr_null(gpursa_config_key_find("nonsense"));
+    /* the messages name what a value must be */
+    ck_assert_int_eq(gpursa_config_key_find("variant")->set(&cfg, "turbo", why, sizeof(why)), 0);
+    ck_assert_str_eq(why, "auto, imad, xmad, fast or coop");
+    ck_assert_int_eq(gpursa_config_key_find("max_batch")->set(&cfg, "0", why, sizeof(why)), 0);
+    ck_assert_str_eq(why, "an integer in 1..1048576");
+    ck_assert_int_eq(gpursa_config_key_find("device_batches")->set(&cfg, "x", why, sizeof(why)), 0);
+    ck_assert_str_eq(why, "auto or an integer in 1..16");
+    ck_assert_int_eq(gpursa_config_key_find("cuda_fp64")->set(&cfg, "2", why, sizeof(why)), 0);
+    ck_assert_str_eq(why, "auto, 0 or 1");
+    /* the gpu/ keys land where the devices open from */
+    ck_assert_int_eq(gpursa_config_key_find("host_threads")->set(&cfg, "5", why, sizeof(why)), 1);
+    ck_assert_int_eq(gpursa_config_key_find("cuda_fp64")->set(&cfg, "0", why, sizeof(why)), 1);
+    ck_assert_int_eq(gpursa_config_key_find("cuda_debug")->set(&cfg, "1", why, sizeof(why)), 1);
+    ck_assert_int_eq(gpursa_config_key_find("variant")->set(&cfg, "coop", why, sizeof(why)), 1);
+    ck_assert_int_eq(cfg.gpu.host_threads, 5);
+    ck_assert_int_eq(cfg.gpu.cuda_fp64, GPURSA_FP64_OFF);
+    ck_assert_int_eq(cfg.gpu.cuda_debug, 1);
+    ck_assert_int_eq(cfg.gpu.variant, GPURSA_VARIANT_COOP);
+    ck_assert_int_eq(gpursa_config_key_find("cuda_fp64")->set(&cfg, "1", why, sizeof(why)), 1);
+    ck_assert_int_eq(cfg.gpu.cuda_fp64, GPURSA_FP64_ON);
+    ck_assert_int_eq(gpursa_config_key_find("host_threads")->set(&cfg, "auto", why, sizeof(why)), 1);
+    ck_assert_int_eq(cfg.gpu.host_threads, 0);
+    /* the defaults: what a zeroed gpursa_gpu_open_params means */
+    ck_assert_int_eq(gpursa_config_defaults(&cfg), 1);
+    ck_assert_int_eq(cfg.gpu.variant, GPURSA_VARIANT_AUTO);
+    ck_assert_int_eq(cfg.gpu.host_threads, 0);
+    ck_assert_int_eq(cfg.gpu.cuda_fp64, GPURSA_FP64_AUTO);
+    ck_assert_int_eq(cfg.gpu.cuda_debug, 0);
 }
 END_TEST
 
@@ -1946,6 +2037,7 @@ static Suite *queue_suite(void)
     tc = tcase_create("flush");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_lazy_start_opens_nothing_until_first_op);
+    tcase_add_test(tc, test_device_opens_with_the_configured_gpu_keys);
     tcase_add_test(tc, test_size_flush_full_batch_goes_before_deadline);
     tcase_add_test(tc, test_deadline_flush_partial_batch_after_max_wait);
     tcase_add_test(tc, test_backpressure_bounds_inflight_blocking_threads);
@@ -1961,6 +2053,10 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_backend_cpu_means_no_queue);
     tcase_add_test(tc, test_cpu_fallback_never_keeps_small_batches_on_the_device);
     tcase_add_test(tc, test_cpu_stat_line_parsed);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("config");
+    tcase_add_test(tc, test_config_table_defaults_parse_and_bad_values_change_nothing);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("failures");

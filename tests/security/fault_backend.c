@@ -28,7 +28,10 @@ void fault_reset(void)
 }
 
 static int f_device_count(int *count) { return real->device_count(count); }
-static int f_device_open(int i, gpursa_variant v, gpursa_gpu_device **d) { return real->device_open(i, v, d); }
+static int f_device_open(int i, const gpursa_gpu_open_params *p, gpursa_gpu_device **d)
+{
+    return real->device_open(i, p, d);
+}
 static void f_device_close(gpursa_gpu_device *d) { real->device_close(d); }
 static const char *f_describe(const gpursa_gpu_device *d) { return real->device_describe(d); }
 
