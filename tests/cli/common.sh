@@ -55,14 +55,16 @@ ossl_default() {
     OPENSSL_CONF=/dev/null timeout 60 "$OPENSSL" "$@"
 }
 
-# need_op signature|asymcipher: skip unless gpursa offers RSA for it.
-need_op() {
+# expect_op signature|asymcipher: fail unless gpursa offers RSA for it.
+expect_op() {
     case $1 in
     signature) list=-signature-algorithms ;;
     asymcipher) list=-asymcipher-algorithms ;;
+    *) fail "expect_op: unknown operation $1" ;;
     esac
-    ossl list $list 2>/dev/null | grep -i "rsa" | grep -q "@ gpursa" \
-        || skip "gpursa has no RSA $1 operation in this build"
+    ossl list $list > "$TMP/list" 2>&1 || { cat "$TMP/list"; fail "openssl list $list"; }
+    grep -i "rsa" "$TMP/list" | grep -q "@ gpursa" \
+        || { cat "$TMP/list"; fail "gpursa offers no RSA $1 operation"; }
 }
 
 # stats_private_ops FILE: operations done by gpursa (gpu + host + cpu).

@@ -5,7 +5,7 @@
 # figure is read with bench/speed-rates.awk, the parser of bench/run-speed.sh,
 # which must read the tables of OpenSSL 3.0 and of 3.5 alike.
 . "$(dirname "$0")/common.sh"
-need_op signature
+expect_op signature
 rates() { awk -f "$GPURSA_TOP_SRCDIR/bench/speed-rates.awk" "$@"; }
 
 # Both table formats, as OpenSSL 3.0.19 and 3.5.9 print them.

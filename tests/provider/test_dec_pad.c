@@ -20,6 +20,7 @@
 #include <openssl/rand.h>
 #include <openssl/rsa.h>
 #include "ir_vectors.h"
+#include "testutil.h"
 
 #define SENTINEL 0xA5
 
@@ -368,21 +369,6 @@ static size_t hex2bin(const char *hex, unsigned char *out)
     return (size_t)len;
 }
 
-/* Raw RSA private operation through the default provider. */
-static void raw_decrypt(EVP_PKEY *pkey, const unsigned char *in, size_t inlen,
-                        unsigned char *out, size_t k)
-{
-    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, "provider=default");
-    size_t outlen = k;
-
-    ck_assert_ptr_nonnull(ctx);
-    ck_assert_int_eq(EVP_PKEY_decrypt_init(ctx), 1);
-    ck_assert_int_eq(EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_NO_PADDING), 1);
-    ck_assert_int_eq(EVP_PKEY_decrypt(ctx, out, &outlen, in, inlen), 1);
-    ck_assert_uint_eq(outlen, k);
-    EVP_PKEY_CTX_free(ctx);
-}
-
 START_TEST(ir_published_vectors)
 {
     const struct ir_vector *v = &ir_vectors[_i];
@@ -395,7 +381,7 @@ START_TEST(ir_published_vectors)
     ck_assert(EVP_PKEY_get_bn_param(pkey, OSSL_PKEY_PARAM_RSA_D, &d));
     ctlen = hex2bin(v->ciphertext, ct);
     ck_assert_uint_eq(ctlen, 256);
-    raw_decrypt(pkey, ct, ctlen, em, 256);
+    tu_raw_private_op(NULL, pkey, "provider=default", ct, ctlen, em, 256);
     ck_assert(gpursa_dec_kdk(NULL, d, ct, ctlen, 256, kdk));
     r = gpursa_dec_pkcs1_type2_implicit(NULL, out, 245, em, 256, kdk);
     if (v->hex_plaintext) {
@@ -476,7 +462,7 @@ START_TEST(oaep_decodes_default_provider_blocks)
         set_oaep(ctx, md, mgf1, label, llen);
         ck_assert_int_eq(EVP_PKEY_encrypt(ctx, ct, &ctlen, m, mlen), 1);
         EVP_PKEY_CTX_free(ctx);
-        raw_decrypt(pkey, ct, ctlen, em, 256);
+        tu_raw_private_op(NULL, pkey, "provider=default", ct, ctlen, em, 256);
         memset(out, SENTINEL, sizeof(out));
         ck_assert_int_eq(gpursa_dec_oaep(out, max, em, 256, label, llen, dmd, dmgf1),
                          (int)mlen);

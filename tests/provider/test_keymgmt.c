@@ -22,7 +22,6 @@
 #include "provider/gpursa_prov.h"
 
 static OSSL_LIB_CTX *libctx;
-static int gpursa_has_cipher;    /* rsa_enc.c is in the module */
 
 static const int sizes[] = { 1024, 2048, 3072, 4096 };
 
@@ -311,8 +310,8 @@ START_TEST(test_multiprime_import_export_and_check)
 }
 END_TEST
 
-/* Sign through gpursa (when rsa_sig.c is linked in) with a multi-prime key: the
- * fallback computes it, the default provider verifies. */
+/* Sign through gpursa with a multi-prime key: the fallback computes it, the
+ * default provider verifies. */
 START_TEST(test_multiprime_signs_via_fallback)
 {
     EVP_PKEY *def = default_multiprime(2048, 3);
@@ -814,7 +813,6 @@ START_TEST(test_private_key_without_crt_numbers)
     BIGNUM *n, *e, *d;
     EVP_PKEY_CTX *ctx;
     unsigned char in[256], gout[256], dout[256];
-    size_t glen = sizeof(gout), dlen = sizeof(dout);
 
     ck_assert_int_eq(EVP_PKEY_todata(def, EVP_PKEY_KEYPAIR, &base), 1);
     n = param_bn(base, OSSL_PKEY_PARAM_RSA_N);
@@ -836,22 +834,11 @@ START_TEST(test_private_key_without_crt_numbers)
     ck_assert_ptr_nonnull(OSSL_PARAM_locate(out, OSSL_PKEY_PARAM_RSA_D));
     ck_assert_ptr_null(OSSL_PARAM_locate(out, OSSL_PKEY_PARAM_RSA_FACTOR1));
     ck_assert_int_eq(EVP_PKEY_eq(g, def), 1);
-    if (gpursa_has_cipher) {
-        ck_assert_int_eq(RAND_bytes(in, sizeof(in)), 1);
-        in[0] &= 0x7f;
-        ctx = EVP_PKEY_CTX_new_from_pkey(libctx, g, "provider=gpursa");
-        ck_assert_int_eq(EVP_PKEY_decrypt_init(ctx), 1);
-        ck_assert_int_eq(EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_NO_PADDING), 1);
-        ck_assert_int_eq(EVP_PKEY_decrypt(ctx, gout, &glen, in, sizeof(in)), 1);
-        EVP_PKEY_CTX_free(ctx);
-        ctx = EVP_PKEY_CTX_new_from_pkey(libctx, dnc, "provider=default");
-        ck_assert_int_eq(EVP_PKEY_decrypt_init(ctx), 1);
-        ck_assert_int_eq(EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_NO_PADDING), 1);
-        ck_assert_int_eq(EVP_PKEY_decrypt(ctx, dout, &dlen, in, sizeof(in)), 1);
-        EVP_PKEY_CTX_free(ctx);
-        ck_assert_uint_eq(glen, dlen);
-        ck_assert_mem_eq(gout, dout, dlen);
-    }
+    ck_assert_int_eq(RAND_bytes(in, sizeof(in)), 1);
+    in[0] &= 0x7f;
+    tu_raw_private_op(libctx, g, "provider=gpursa", in, sizeof(in), gout, sizeof(gout));
+    tu_raw_private_op(libctx, dnc, "provider=default", in, sizeof(in), dout, sizeof(dout));
+    ck_assert_mem_eq(gout, dout, sizeof(dout));
     OSSL_PARAM_free(out);
     OSSL_PARAM_free(params);
     OSSL_PARAM_BLD_free(bld);
@@ -865,8 +852,8 @@ START_TEST(test_private_key_without_crt_numbers)
 }
 END_TEST
 
-/* Several threads share one gpursa key: eq, dup, export and (with rsa_enc.c)
- * the raw private operation, each checked against single-threaded results. */
+/* Several threads share one gpursa key: eq, dup, export and the raw private
+ * operation, each checked against single-threaded results. */
 typedef struct {
     EVP_PKEY *g, *def;
     const unsigned char *in, *expect;
@@ -883,6 +870,7 @@ static void *shared_key_worker(void *arg)
     for (i = 0; i < 20; i++) {
         EVP_PKEY *d = EVP_PKEY_dup(job->g);
         OSSL_PARAM *params = NULL;
+        EVP_PKEY_CTX *ctx;
         size_t outlen = sizeof(out);
 
         if (d == NULL || EVP_PKEY_eq(d, job->def) != 1 || EVP_PKEY_eq(job->g, job->def) != 1
@@ -890,16 +878,13 @@ static void *shared_key_worker(void *arg)
             job->failures++;
         OSSL_PARAM_free(params);
         EVP_PKEY_free(d);
-        if (job->expect != NULL) {
-            EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(libctx, job->g, "provider=gpursa");
-
-            if (ctx == NULL || EVP_PKEY_decrypt_init(ctx) != 1
-                || EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_NO_PADDING) != 1
-                || EVP_PKEY_decrypt(ctx, out, &outlen, job->in, job->len) != 1
-                || outlen != job->len || memcmp(out, job->expect, job->len) != 0)
-                job->failures++;
-            EVP_PKEY_CTX_free(ctx);
-        }
+        ctx = EVP_PKEY_CTX_new_from_pkey(libctx, job->g, "provider=gpursa");
+        if (ctx == NULL || EVP_PKEY_decrypt_init(ctx) != 1
+            || EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_NO_PADDING) != 1
+            || EVP_PKEY_decrypt(ctx, out, &outlen, job->in, job->len) != 1
+            || outlen != job->len || memcmp(out, job->expect, job->len) != 0)
+            job->failures++;
+        EVP_PKEY_CTX_free(ctx);
     }
     return NULL;
 }
@@ -908,26 +893,20 @@ START_TEST(test_one_key_shared_by_threads)
 {
     EVP_PKEY *def = tu_default_rsa(libctx, 2048);
     unsigned char in[256], expect[256];
-    size_t len = sizeof(expect);
     shared_key_job jobs[4];
     pthread_t tid[4];
-    EVP_PKEY_CTX *ctx;
     int i;
 
     ck_assert_int_eq(RAND_bytes(in, sizeof(in)), 1);
     in[0] &= 0x7f;
-    ctx = EVP_PKEY_CTX_new_from_pkey(libctx, def, "provider=default");
-    ck_assert_int_eq(EVP_PKEY_decrypt_init(ctx), 1);
-    ck_assert_int_eq(EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_NO_PADDING), 1);
-    ck_assert_int_eq(EVP_PKEY_decrypt(ctx, expect, &len, in, sizeof(in)), 1);
-    EVP_PKEY_CTX_free(ctx);
+    tu_raw_private_op(libctx, def, "provider=default", in, sizeof(in), expect, sizeof(expect));
     memset(jobs, 0, sizeof(jobs));
     jobs[0].g = tu_to_gpursa(libctx, def);
     for (i = 0; i < 4; i++) {
         jobs[i].g = jobs[0].g;
         jobs[i].def = def;
         jobs[i].in = in;
-        jobs[i].expect = gpursa_has_cipher ? expect : NULL;
+        jobs[i].expect = expect;
         jobs[i].len = sizeof(in);
         ck_assert_int_eq(pthread_create(&tid[i], NULL, shared_key_worker, &jobs[i]), 0);
     }
@@ -939,27 +918,6 @@ START_TEST(test_one_key_shared_by_threads)
     EVP_PKEY_free(def);
 }
 END_TEST
-
-static int gpursa_has(int operation)
-{
-    OSSL_LIB_CTX *ctx = tu_libctx();
-    void *m = NULL;
-    int ok;
-
-    ERR_set_mark();
-    if (operation == OSSL_OP_SIGNATURE)
-        m = EVP_SIGNATURE_fetch(ctx, "RSA", "provider=gpursa");
-    else
-        m = EVP_ASYM_CIPHER_fetch(ctx, "RSA", "provider=gpursa");
-    ERR_pop_to_mark();
-    ok = m != NULL;
-    if (operation == OSSL_OP_SIGNATURE)
-        EVP_SIGNATURE_free(m);
-    else
-        EVP_ASYM_CIPHER_free(m);
-    tu_libctx_free(ctx);
-    return ok;
-}
 
 static Suite *make_keymgmt_suite(void)
 {
@@ -981,20 +939,11 @@ static Suite *make_keymgmt_suite(void)
                         (int)(sizeof(crt_sizes) / sizeof(crt_sizes[0])));
     tcase_add_test(tc, test_import_refuses_contradicting_multiprime_parts);
     tcase_add_test(tc, test_encoders_write_gpursa_keys);
-    /* These need rsa_sig.c / rsa_enc.c in the module; they run once it has them. */
-    if (gpursa_has(OSSL_OP_SIGNATURE))
-        tcase_add_test(tc, test_multiprime_signs_via_fallback);
-    else
-        fprintf(stderr, "# gpursa has no RSA signature yet: multi-prime signing not tested\n");
+    tcase_add_test(tc, test_multiprime_signs_via_fallback);
     tcase_add_test(tc, test_private_key_without_crt_numbers);
-    gpursa_has_cipher = gpursa_has(OSSL_OP_ASYM_CIPHER);
     tcase_add_test(tc, test_one_key_shared_by_threads);
-    if (gpursa_has_cipher) {
-        tcase_add_loop_test(tc, test_raw_private_op_matches_default, 0, nsizes);
-        tcase_add_test(tc, test_raw_private_op_large_fixture_keys);
-    }
-    else
-        fprintf(stderr, "# gpursa has no RSA asym cipher yet: raw private op not tested\n");
+    tcase_add_loop_test(tc, test_raw_private_op_matches_default, 0, nsizes);
+    tcase_add_test(tc, test_raw_private_op_large_fixture_keys);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The gpursa provider itself: its parameters (name, version, build info,
- * status, backend, stats counters), the stats line at unload, configuration
- * from openssl.cnf and GPURSA_* environment variables (bad values fail the
- * load with an error naming key and value; the environment wins), and the
- * CPU fallback with and without the default provider loaded by the
- * application.
+ * The gpursa provider itself: the operations it answers for (RSA key
+ * management, signatures, asymmetric cipher), its parameters (name, version,
+ * build info, status, backend, stats counters), the stats line at unload,
+ * configuration from openssl.cnf and GPURSA_* environment variables (bad
+ * values fail the load with an error naming key and value; the environment
+ * wins), and the CPU fallback with and without the default provider loaded
+ * by the application.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -113,16 +114,32 @@ START_TEST(test_stats_params_start_at_zero_and_are_gettable)
 }
 END_TEST
 
-static int gpursa_has_asym_cipher(OSSL_LIB_CTX *ctx)
+/* gpursa answers for RSA key management, signatures and the asymmetric
+ * cipher under every name the default provider gives RSA keys. */
+START_TEST(test_offers_rsa_keymgmt_signature_asym_cipher)
 {
-    EVP_ASYM_CIPHER *c;
+    static const char *const names[] = { "RSA", "rsaEncryption", "1.2.840.113549.1.1.1" };
+    OSSL_LIB_CTX *ctx = tu_libctx();
+    size_t i;
 
-    ERR_set_mark();
-    c = EVP_ASYM_CIPHER_fetch(ctx, "RSA", "provider=gpursa");
-    ERR_pop_to_mark();
-    EVP_ASYM_CIPHER_free(c);
-    return c != NULL;
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        EVP_KEYMGMT *km = EVP_KEYMGMT_fetch(ctx, names[i], "provider=gpursa");
+        EVP_SIGNATURE *sig = EVP_SIGNATURE_fetch(ctx, names[i], "provider=gpursa");
+        EVP_ASYM_CIPHER *ac = EVP_ASYM_CIPHER_fetch(ctx, names[i], "provider=gpursa");
+
+        ck_assert_msg(km != NULL, "no %s key management in gpursa", names[i]);
+        ck_assert_msg(sig != NULL, "no %s signature in gpursa", names[i]);
+        ck_assert_msg(ac != NULL, "no %s asymmetric cipher in gpursa", names[i]);
+        ck_assert_str_eq(OSSL_PROVIDER_get0_name(EVP_KEYMGMT_get0_provider(km)), "gpursa");
+        ck_assert_str_eq(OSSL_PROVIDER_get0_name(EVP_SIGNATURE_get0_provider(sig)), "gpursa");
+        ck_assert_str_eq(OSSL_PROVIDER_get0_name(EVP_ASYM_CIPHER_get0_provider(ac)), "gpursa");
+        EVP_KEYMGMT_free(km);
+        EVP_SIGNATURE_free(sig);
+        EVP_ASYM_CIPHER_free(ac);
+    }
+    tu_libctx_free(ctx);
 }
+END_TEST
 
 /* N raw private operations through gpursa; returns N (asserting success). */
 static int run_private_ops(OSSL_LIB_CTX *ctx, int n)
@@ -171,13 +188,13 @@ START_TEST(test_stats_line_at_unload)
     char line[1024] = "";
     OSSL_LIB_CTX *ctx;
     FILE *f;
-    int n = 0;
+    unsigned long long gpu, host, cpu;
+    int n;
 
     ck_assert_int_ge(fd, 0);
     setenv("GPURSA_STATS", "1", 1);
     ctx = tu_libctx();          /* tu_libctx_free unloads, so gpursa tears down */
-    if (gpursa_has_asym_cipher(ctx))
-        n = run_private_ops(ctx, 3);
+    n = run_private_ops(ctx, 3);
     fflush(stderr);
     dup2(fd, 2);
     tu_libctx_free(ctx);
@@ -194,13 +211,9 @@ START_TEST(test_stats_line_at_unload)
     ck_assert_ptr_nonnull(strstr(line, " mean_batch="));
     ck_assert_ptr_nonnull(strstr(line, " fallbacks small_batch="));
     ck_assert_ptr_nonnull(strstr(line, " inline="));
-    if (n > 0) {
-        unsigned long long gpu, host, cpu;
-
-        ck_assert_int_eq(sscanf(line, "gpursa: ops gpu=%llu host=%llu cpu=%llu", &gpu, &host,
-                                &cpu), 3);
-        ck_assert_uint_eq(gpu + host + cpu, (unsigned long long)n);
-    }
+    ck_assert_int_eq(sscanf(line, "gpursa: ops gpu=%llu host=%llu cpu=%llu", &gpu, &host, &cpu),
+                     3);
+    ck_assert_uint_eq(gpu + host + cpu, (unsigned long long)n);
 }
 END_TEST
 
@@ -576,8 +589,7 @@ START_TEST(test_fallback_with_default_loaded_after)
     ck_assert_ptr_nonnull(prov);
     ck_assert_ptr_nonnull(def);
     keygen_and_check(ctx);
-    if (gpursa_has_asym_cipher(ctx))
-        run_private_ops(ctx, 2);
+    run_private_ops(ctx, 2);
     OSSL_PROVIDER_unload(def);
     OSSL_PROVIDER_unload(prov);
     OSSL_LIB_CTX_free(ctx);
@@ -785,13 +797,11 @@ static Suite *make_provider_suite(void)
 {
     Suite *s = suite_create("provider");
     TCase *tc = tcase_create("provider");
-    OSSL_LIB_CTX *ctx = tu_libctx();
-    int cipher = gpursa_has_asym_cipher(ctx);
 
-    tu_libctx_free(ctx);
     tcase_set_timeout(tc, 60);
     /* also without fork (CK_FORK=no) no test's variables reach the next */
     tcase_add_checked_fixture(tc, clear_config_env, clear_config_env);
+    tcase_add_test(tc, test_offers_rsa_keymgmt_signature_asym_cipher);
     tcase_add_test(tc, test_params_name_version_buildinfo_status);
     tcase_add_test(tc, test_stats_params_start_at_zero_and_are_gettable);
     tcase_add_test(tc, test_stats_line_at_unload);
@@ -805,17 +815,12 @@ static Suite *make_provider_suite(void)
     tcase_add_test(tc, test_cnf_metrics_file_is_written);
     tcase_add_test(tc, test_fallback_without_default_provider);
     tcase_add_test(tc, test_fallback_with_default_loaded_after);
-    if (cipher) {
-        tcase_add_test(tc, test_fallback_goes_to_default_not_another_rsa_provider);
-        tcase_add_test(tc, test_fallback_provider_named_and_loaded_later);
-        tcase_add_test(tc, test_fallback_provider_not_loaded_fails_with_clear_error);
-    }
-    if (cipher) {
-        tcase_add_test(tc, test_stats_count_private_ops);
-        tcase_add_test(tc, test_host_threads_reach_the_host_backend);
-        tcase_add_test(tc, test_stats_2_adds_the_stage_times);
-    } else
-        fprintf(stderr, "# gpursa has no RSA asym cipher yet: op counting not tested\n");
+    tcase_add_test(tc, test_fallback_goes_to_default_not_another_rsa_provider);
+    tcase_add_test(tc, test_fallback_provider_named_and_loaded_later);
+    tcase_add_test(tc, test_fallback_provider_not_loaded_fails_with_clear_error);
+    tcase_add_test(tc, test_stats_count_private_ops);
+    tcase_add_test(tc, test_host_threads_reach_the_host_backend);
+    tcase_add_test(tc, test_stats_2_adds_the_stage_times);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -197,6 +197,20 @@ int tu_gpursa_error(int reason)
     return found;
 }
 
+void tu_raw_private_op(OSSL_LIB_CTX *libctx, EVP_PKEY *pkey, const char *propq,
+                       const unsigned char *in, size_t inlen, unsigned char *out, size_t k)
+{
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(libctx, pkey, propq);
+    size_t outlen = k;
+
+    ck_assert_ptr_nonnull(ctx);
+    ck_assert_int_eq(EVP_PKEY_decrypt_init(ctx), 1);
+    ck_assert_int_eq(EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_NO_PADDING), 1);
+    ck_assert_int_eq(EVP_PKEY_decrypt(ctx, out, &outlen, in, inlen), 1);
+    ck_assert_uint_eq(outlen, k);
+    EVP_PKEY_CTX_free(ctx);
+}
+
 int tu_bn_param_eq(const OSSL_PARAM *a, const OSSL_PARAM *b, const char *name)
 {
     const OSSL_PARAM *pa = OSSL_PARAM_locate_const(a, name);

@@ -40,6 +40,11 @@ typedef struct {
 int tu_run_with_keys(Suite *(*make_suite)(void), enum print_output mode,
                      OSSL_LIB_CTX **libctx, TU_KEY *keys, size_t nkeys,
                      int (*want)(size_t i));
+/* out = in^d mod n, the raw private operation (no padding) with |pkey|
+ * through the asymmetric cipher |propq| selects in |libctx|; asserts that it
+ * succeeds and writes k bytes, the modulus size. */
+void tu_raw_private_op(OSSL_LIB_CTX *libctx, EVP_PKEY *pkey, const char *propq,
+                       const unsigned char *in, size_t inlen, unsigned char *out, size_t k);
 /* 1 if the BIGNUM parameter |name| is equal in a and b (or absent in both). */
 int tu_bn_param_eq(const OSSL_PARAM *a, const OSSL_PARAM *b, const char *name);
 #endif
