@@ -6,15 +6,16 @@
  * barrier. Against kernels_2048f.cu's 4 lanes of 5 limbs a half does half
  * the CIOS steps, each with twice the limb products, so the step's fixed
  * part (its shuffles, q, the shift) is paid half as often; at more than 128
- * registers (196) an SM holds one 64-item block instead of two of 32, so it runs only loads
+ * registers an SM holds one 64-item block instead of two of 32, so it runs only loads
  * that keep the SMs busy (kernels_2048.cu; doc/design.md,
- * "Why the kernels are shaped as they are"). */
+ * "Why the kernels are shaped as they are"), and is built for one block an SM. */
 #define GPURSA_COOP_H 32
 #define GPURSA_COOP_L 16
 #define GPURSA_COOP_FP 1
 #define GPURSA_COOP_FP_SMEM 8    /* of the window table's 16 entries in shared memory */
 #define GPURSA_COOP_FP_EARLY 1   /* lane 0's carry ahead of m q */
 #define GPURSA_COOP_FP_BARRIER 1 /* the block's warps meet at each window */
+#define GPURSA_COOP_ONE_BLOCK 1   /* more than 128 registers: one block an SM in any case */
 #ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
 #include "gpu/kernels_coop.cuh"
 

@@ -12,6 +12,7 @@
 #define GPURSA_COOP_FP_SMEM 8    /* of the window table's 16 entries in shared memory */
 #define GPURSA_COOP_FP_BARRIER 1 /* the block's warps meet at each window */
 #define GPURSA_COOP_FP_STAGGER 1 /* half of them read the window entry later */
+#define GPURSA_COOP_ONE_BLOCK 1   /* more than 128 registers: one block an SM in any case */
 /* no GPURSA_COOP_FP_EARLY with the stagger (gpursa_coop.h) */
 #ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
 #include "gpu/kernels_coop.cuh"

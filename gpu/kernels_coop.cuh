@@ -17,11 +17,14 @@
  * left to the compiler at 256-thread blocks: 64-thread blocks shorten a lone
  * batch but cost much of the rate under MPS, and a minimum of resident
  * blocks costs spills (doc/design.md, "Why the kernels are shaped as they are"). A file whose
- * kernel runs only loads that give each SM at most one block (the FP64
- * kernels of 8 lanes a half, up to 2,048 items in flight: 128 blocks on 132
- * SMs, and proportionally fewer items on fewer SMs, gpursa_cuda_load) sets
- * GPURSA_COOP_ONE_BLOCK: then ptxas may take every register it can use for
- * one block an SM, where on its own it aims at more blocks and spills. */
+ * kernel holds one block an SM in any case sets GPURSA_COOP_ONE_BLOCK: the
+ * FP64 kernels of 8 lanes a half, which run only loads that give each SM at
+ * most one block (up to 2,048 items in flight: 128 blocks on 132 SMs, and
+ * proportionally fewer items on fewer SMs, gpursa_cuda_load), and those
+ * whose registers exceed 128 a thread. Then ptxas may take every register
+ * it can use for one block an SM; on its own it aims at more blocks, and
+ * then spills, or schedules each limb product's chain of FMAs one after
+ * the other to save registers that the SM could not use anyway. */
 #if defined(GPURSA_COOP_FP) && GPURSA_COOP_FP_SMEM > 0
 /* the FP64 window tables' entries in shared memory (gpursa_coop.h) */
 #define GPURSA_COOP_SMEM ((size_t)GPURSA_COOP_THREADS * GPURSA_COOP_FP_SMEM * GPURSA_FP_L * sizeof(double))
