@@ -7,7 +7,8 @@
 #   bench/run-speed.sh [rsa2048|rsa3072|rsa4096 ...]
 # Environment: SECONDS_PER_TEST (default 5), ASYNC_JOBS (default 64), MULTI (default 1),
 #   GPURSA_BACKEND and the other GPURSA_* keys (see README), GPURSA_CONFIGURE_FLAGS (default:
-#   the CUDA kernels for the GPU present only, or none without a GPU), SKIP_DEPS=1, SKIP_BUILD=1.
+#   bench/cuda-flags.sh's, the CUDA kernels for the GPUs present only, none without a GPU),
+#   SKIP_DEPS=1, SKIP_BUILD=1.
 set -e
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -18,22 +19,23 @@ multi=${MULTI:-1}
 
 [ -n "$SKIP_DEPS" ] || tests/install-deps.sh --build
 if [ -z "$SKIP_BUILD" ]; then
-    # Build only what this machine runs: the CUDA kernels for the compute capability of
-    # the GPU present (from the driver), none without a GPU (the comparison then runs on
-    # the CPU fallback, as its summary says). GPURSA_CONFIGURE_FLAGS, when set (even
-    # empty), goes to configure as it is.
+    # Build only what this machine runs (bench/cuda-flags.sh): the CUDA kernels for the
+    # compute capabilities of the GPUs present, as the driver reports them; no CUDA without
+    # a GPU (the comparison then runs on the CPU fallback, as its summary says).
+    # GPURSA_CONFIGURE_FLAGS, when set (even empty), goes to configure as it is.
     if [ -z "${GPURSA_CONFIGURE_FLAGS+set}" ]; then
-        cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
-        case "$cap" in
-        [1-9][0-9] | [1-9][0-9][0-9]) GPURSA_CONFIGURE_FLAGS="--with-cuda-arch=$cap"
-            echo "run-speed: GPU of compute capability $cap: building its CUDA kernels only" ;;
-        *) GPURSA_CONFIGURE_FLAGS="--without-cuda"
-            echo "run-speed: no NVIDIA GPU: building without the CUDA backend (gpursa runs on its CPU fallback)" ;;
+        GPURSA_CONFIGURE_FLAGS=$(bench/cuda-flags.sh)
+        case "$GPURSA_CONFIGURE_FLAGS" in
+        --without-cuda) echo "run-speed: no NVIDIA GPU (nvidia-smi): building without the CUDA backend; gpursa will run on its CPU fallback" ;;
+        "") echo "run-speed: the driver does not report the GPU's compute capability: building configure's default CUDA architectures" ;;
+        *) echo "run-speed: the GPUs' compute capabilities: configure $GPURSA_CONFIGURE_FLAGS" ;;
         esac
     fi
     ./autogen.sh >/dev/null
     mkdir -p _build
     (cd _build && ../configure -q $GPURSA_CONFIGURE_FLAGS && make -s -j"$(nproc)")
+    # what configure built, in the provider's own words (config.h), e.g. "(cuda: yes 90)"
+    echo "run-speed: built $(sed -n 's/^#define GPURSA_BUILD_INFO "\(.*\)"$/\1/p' _build/config.h)"
 fi
 export OPENSSL_MODULES="$top/_build/provider/.libs"
 unset OPENSSL_CONF
