@@ -173,8 +173,8 @@ int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nslots)
      * crossover against the CPU makes no sense there. */
     xo = q->cfg.min_gpu_batch >= 0 ? (q->cfg.min_gpu_batch < 1 ? 1 : q->cfg.min_gpu_batch)
          : rt->counts_host ? 1 : GPURSA_XOVER_UNMEASURED;
-    for (int c = 0; c < GPURSA_NCLASS; c++)
-        atomic_init(&d->xover[c], xo);
+    for (int si = 0; si < GPURSA_NSIZES; si++)
+        atomic_init(&d->xover[si], xo);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&d->mu, NULL);

@@ -21,7 +21,6 @@
 #include <openssl/bn.h>
 #include "queue/gpursa_queue.h"
 
-#define GPURSA_NCLASS 4          /* modulus sizes 1024, 2048, 3072, 4096 */
 #define GPURSA_MAX_DEVICES 16
 #define GPURSA_MAX_KEY_BYTES 512
 /* Blinding pairs a runner keeps per key. A new pool holds GPURSA_POOL_FIRST
@@ -90,7 +89,7 @@ struct gpursa_queue_key {
     size_t len;                  /* modulus bytes */
     int bits;                    /* gpu modulus bits, 0 = CPU only */
     atomic_int refused;          /* a backend refused the upload: CPU only from now */
-    int cls;                     /* size class */
+    int size_index;              /* in gpursa_size_bits; -1 with bits 0 */
     unsigned char *mat;          /* one allocation holding the copied material */
     size_t mat_len;
     gpursa_rsa_key_material km;  /* points into mat */
@@ -121,10 +120,10 @@ typedef struct gpursa_slot {
     int filled;                  /* 1 while it holds a batch */
     int measure;                 /* time the crossover first */
     int quit;                    /* under dev->mu: the runner exits */
-    int cls;
+    int size_index;              /* the batch's key size (gpursa_size_bits) */
     uint64_t t_flush_ns;         /* when the dispatcher handed it the batch (stage times) */
     gpursa_req_list reqs;        /* the requests, in order */
-    gpursa_gpu_batch *batch[GPURSA_NCLASS];
+    gpursa_gpu_batch *batch[GPURSA_NSIZES];
     /* staging, grown on demand to the largest batch seen */
     size_t cap;
     gpursa_req **rv;
@@ -147,14 +146,14 @@ struct gpursa_dev {
     pthread_mutex_t key_mu;      /* uploads into gpursa_queue_key.dev[slot_no] */
     pthread_mutex_t batch_mu;    /* the slots' batch[] (gpursa_slot_batch) */
     pthread_t disp;
-    gpursa_req_list pend[GPURSA_NCLASS];
-    atomic_int xover[GPURSA_NCLASS];
-    double gap_ns[GPURSA_NCLASS];      /* mean gap between arrivals (EWMA) */
-    uint64_t last_arrival[GPURSA_NCLASS];
+    gpursa_req_list pend[GPURSA_NSIZES];
+    atomic_int xover[GPURSA_NSIZES];
+    double gap_ns[GPURSA_NSIZES];      /* mean gap between arrivals (EWMA) */
+    uint64_t last_arrival[GPURSA_NSIZES];
     /* A small batch held past its deadline for company (gpursa_batch_policy.c):
      * held, and when the first request after that came (0: none yet). */
-    int held[GPURSA_NCLASS];
-    uint64_t wave_ns[GPURSA_NCLASS];
+    int held[GPURSA_NSIZES];
+    uint64_t wave_ns[GPURSA_NSIZES];
     atomic_long load;            /* requests queued or running here */
     int quit;                    /* under mu: the dispatcher exits */
     int nslots;
@@ -224,9 +223,6 @@ struct gpursa_queue {
 extern pthread_mutex_t gpursa_q_global_lock;
 unsigned gpursa_q_fork_gen(void);
 uint64_t gpursa_now_ns(void);
-int gpursa_class_of_bits(int bits);
-/* The modulus bits of each class. */
-extern const int gpursa_class_bits[GPURSA_NCLASS];
 /* A log line on stderr when cfg->log_level (or q's) allows level. */
 void gpursa_log_cfg(const gpursa_config *cfg, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -294,7 +290,7 @@ void gpursa_dev_drop_keys_if_down(gpursa_dev *d);
 enum { GPURSA_SUBMIT_QUEUE = 0, GPURSA_SUBMIT_DECIDE = 1, GPURSA_SUBMIT_ARRIVAL = 2 };
 int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int mode);
 /* The decision alone (records the arrival): 1 if a batch is likely. */
-int gpursa_dev_decide(gpursa_dev *d, int cls);
+int gpursa_dev_decide(gpursa_dev *d, int si);
 /* Batches in flight at most and the size of a full batch, after each open. */
 void gpursa_dev_set_max_busy(gpursa_dev *d);
 /* The device's dispatcher thread (arg: the gpursa_dev). */
@@ -305,14 +301,14 @@ void *gpursa_dispatcher(void *arg);
 void *gpursa_runner(void *arg);
 /* Staging for at least n items. 1 ok, 0 out of memory. */
 int gpursa_slot_reserve(gpursa_slot *s, size_t n);
-/* This slot's reusable batch of class cls (made on first use); NULL on failure. */
-gpursa_gpu_batch *gpursa_slot_batch(gpursa_slot *s, int cls);
+/* This slot's reusable batch of key size si (made on first use); NULL on failure. */
+gpursa_gpu_batch *gpursa_slot_batch(gpursa_slot *s, int si);
 void gpursa_slot_free_batches(gpursa_slot *s);
 /* Frees everything the slot owns, wiping its buffers and pools. */
 void gpursa_slot_release(gpursa_slot *s);
 
 /* gpursa_crossover.c */
-/* Measures the crossover of the slot's class with key qk; stores it in
+/* Measures the crossover of the slot's key size with key qk; stores it in
  * the device's xover[] (1 if the measurement failed). */
 void gpursa_measure(gpursa_slot *s, gpursa_queue_key *qk);
 

@@ -46,10 +46,10 @@ int gpursa_slot_reserve(gpursa_slot *s, size_t n)
 
 void gpursa_slot_free_batches(gpursa_slot *s)
 {
-    for (int c = 0; c < GPURSA_NCLASS; c++) {
-        if (s->batch[c] != NULL)
-            gpursa_dev_ops(s->dev)->batch_free(s->batch[c]);
-        s->batch[c] = NULL;
+    for (int si = 0; si < GPURSA_NSIZES; si++) {
+        if (s->batch[si] != NULL)
+            gpursa_dev_ops(s->dev)->batch_free(s->batch[si]);
+        s->batch[si] = NULL;
     }
 }
 
@@ -74,7 +74,7 @@ void gpursa_slot_release(gpursa_slot *s)
 }
 
 /*
- * This slot's reusable batch of class cls. The first batch of a class on a
+ * This slot's reusable batch of key size si. The first batch of a size on a
  * device makes every slot's at once: a batch's pinned staging and device
  * buffers come from cudaHostAlloc / cudaMalloc, which hold up the device's
  * other CUDA calls (other runners' launches and waits) while they run, so
@@ -85,24 +85,24 @@ void gpursa_slot_release(gpursa_slot *s)
  * modulus size used. A slot whose batch could not be made tries again at
  * its own next batch.
  */
-gpursa_gpu_batch *gpursa_slot_batch(gpursa_slot *s, int cls)
+gpursa_gpu_batch *gpursa_slot_batch(gpursa_slot *s, int si)
 {
     gpursa_dev *d = s->dev;
     gpursa_gpu_batch *b;
 
     pthread_mutex_lock(&d->batch_mu);
-    if (s->batch[cls] == NULL) {
+    if (s->batch[si] == NULL) {
         for (int i = 0; i < d->nslots; i++) {
             gpursa_slot *o = &d->slots[i];
 
-            if (o->batch[cls] == NULL
-                && gpursa_dev_ops(d)->batch_new(d->gd, gpursa_class_bits[cls],
+            if (o->batch[si] == NULL
+                && gpursa_dev_ops(d)->batch_new(d->gd, gpursa_size_bits[si],
                                                 d->rt->q->cfg.max_batch,
-                                                &o->batch[cls]) != GPURSA_GPU_OK)
-                o->batch[cls] = NULL;
+                                                &o->batch[si]) != GPURSA_GPU_OK)
+                o->batch[si] = NULL;
         }
     }
-    b = s->batch[cls];
+    b = s->batch[si];
     pthread_mutex_unlock(&d->batch_mu);
     return b;
 }
@@ -233,7 +233,7 @@ static void gpursa_slot_run(gpursa_slot *s)
     if (s->measure)
         gpursa_measure(s, s->reqs.head->key);
     if (!gpursa_slot_reserve(s, total > GPURSA_POOL ? total : GPURSA_POOL)
-        || (batch = gpursa_slot_batch(s, s->cls)) == NULL) {
+        || (batch = gpursa_slot_batch(s, s->size_index)) == NULL) {
         atomic_fetch_add_explicit(&st->fb_gpu_error, total, memory_order_relaxed);
         gpursa_cpu_pool_push(rt, &s->reqs);
         return;
