@@ -12,7 +12,6 @@
 #include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include "gpu/gpursa_env.h"     /* gpursa_getenv, for every layer */
 #include "gpu/gpursa_gpu.h"
 
 #ifdef __cplusplus
