@@ -65,7 +65,7 @@ static int gpursa_flush(gpursa_dev *d, int si)
     gpursa_stats *st = rt->q->stats;
     int xo = atomic_load(&d->xover[si]);
     int threshold = gpursa_small_threshold(d, si);
-    gpursa_slot *s = NULL;
+    gpursa_runner *s = NULL;
 
     if (d->down) {
         atomic_fetch_add_explicit(&st->fb_no_device, l->count, memory_order_relaxed);
@@ -83,9 +83,9 @@ static int gpursa_flush(gpursa_dev *d, int si)
     }
     if (d->busy >= d->max_busy && !(d->full_skips_cap && l->count >= d->full_batch))
         return 0;
-    for (int i = 0; i < d->nslots; i++) {
-        if (!d->slots[i].filled) {
-            s = &d->slots[i];
+    for (int i = 0; i < d->nrunners; i++) {
+        if (!d->runners[i].filled) {
+            s = &d->runners[i];
             break;
         }
     }
@@ -130,9 +130,9 @@ void gpursa_dev_set_max_busy(gpursa_dev *d)
     gpursa_queue *q = d->rt->q;
     int shared = ops->device_shared != NULL && ops->device_shared(d->gd);
     int want = q->cfg.device_batches != 0 ? (int)q->cfg.device_batches
-               : shared ? GPURSA_SHARED_DEVICE_BATCHES : d->nslots;
+               : shared ? GPURSA_SHARED_DEVICE_BATCHES : d->nrunners;
 
-    d->max_busy = want < d->nslots ? want : d->nslots;
+    d->max_busy = want < d->nrunners ? want : d->nrunners;
     d->full_skips_cap = q->cfg.device_batches == 0 && shared;
     d->full_batch = d->full_skips_cap && q->cfg.max_batch > GPURSA_SHARED_FULL_BATCH
                     ? GPURSA_SHARED_FULL_BATCH : q->cfg.max_batch;

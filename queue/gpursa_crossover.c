@@ -13,7 +13,7 @@
 #include <openssl/err.h>
 #include "queue/gpursa_queue_int.h"
 
-static double gpursa_time_batch(gpursa_slot *s, gpursa_gpu_batch *b, size_t n, int *ok)
+static double gpursa_time_batch(gpursa_runner *s, gpursa_gpu_batch *b, size_t n, int *ok)
 {
     const gpursa_gpu_backend_ops *ops = gpursa_dev_ops(s->dev);
     uint64_t t0 = gpursa_now_ns();
@@ -31,7 +31,7 @@ static double gpursa_time_batch(gpursa_slot *s, gpursa_gpu_batch *b, size_t n, i
  * n = a / (cpu - b). Runs once per size, in the runner that got the first
  * batch; meanwhile other batches go to the device.
  */
-void gpursa_measure(gpursa_slot *s, gpursa_queue_key *qk)
+void gpursa_measure(gpursa_runner *s, gpursa_queue_key *qk)
 {
     gpursa_dev *d = s->dev;
     gpursa_queue *q = d->rt->q;
@@ -47,8 +47,8 @@ void gpursa_measure(gpursa_slot *s, gpursa_queue_key *qk)
         goto end;
     }
     if ((gk = gpursa_dev_key(d, qk, &unsupported)) == NULL
-        || (batch = gpursa_slot_batch(s, si)) == NULL
-        || !gpursa_slot_reserve(s, L)
+        || (batch = gpursa_runner_batch(s, si)) == NULL
+        || !gpursa_runner_reserve(s, L)
         || (in = malloc(L * len)) == NULL || (out = malloc(len)) == NULL)
         goto end;
     /* Random inputs below n: the blinding generator's r values. */

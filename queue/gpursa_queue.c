@@ -80,7 +80,7 @@ static void gpursa_rt_release_thread_state(gpursa_qrt *rt)
     struct timespec until;
 
     for (int i = 0; i < rt->ndev; i++)
-        threads += (unsigned)rt->dev[i].nslots;
+        threads += (unsigned)rt->dev[i].nrunners;
     threads += (unsigned)rt->pool.nthreads;
     pthread_mutex_lock(&rt->tstate_mu);
     want = rt->tstate_done + threads;
@@ -91,8 +91,8 @@ static void gpursa_rt_release_thread_state(gpursa_qrt *rt)
         gpursa_dev *d = &rt->dev[i];
 
         pthread_mutex_lock(&d->mu);
-        for (int j = 0; j < d->nslots; j++)
-            pthread_cond_signal(&d->slots[j].cond);
+        for (int j = 0; j < d->nrunners; j++)
+            pthread_cond_signal(&d->runners[j].cond);
         pthread_mutex_unlock(&d->mu);
     }
     pthread_mutex_lock(&rt->pool.mu);
@@ -382,7 +382,7 @@ static gpursa_qrt *gpursa_rt_start(gpursa_queue *q, unsigned gen)
     gpursa_qrt *rt = calloc(1, sizeof(*rt));
     int count = 0, idx[GPURSA_MAX_DEVICES], nidx, ncpu = gpursa_ncpu();
     int host = q->ops == gpursa_gpu_backend(GPURSA_BACKEND_HOST);
-    int nslots;
+    int nrunners;
 
     if (rt == NULL)
         return NULL;
@@ -406,9 +406,9 @@ static gpursa_qrt *gpursa_rt_start(gpursa_queue *q, unsigned gen)
      * GPU nothing, and with max_wait_us 500 a busy process flushes a batch
      * every millisecond or so, more than eight runners keep up with
      * (doc/design.md, "What the queue's settings rest on"). */
-    nslots = host ? 2 : GPURSA_MAX_DEVICE_BATCHES;
+    nrunners = host ? 2 : GPURSA_MAX_DEVICE_BATCHES;
     for (int i = 0; i < nidx; i++)
-        if (gpursa_dev_start(rt, &rt->dev[rt->ndev], idx[i], nslots))
+        if (gpursa_dev_start(rt, &rt->dev[rt->ndev], idx[i], nrunners))
             rt->ndev++;
     if (rt->ndev > 0 && !gpursa_cpu_pool_start(rt, ncpu < 2 ? 2 : ncpu > 64 ? 64 : ncpu)) {
         atomic_store(&rt->stop, 1);
@@ -422,7 +422,7 @@ static gpursa_qrt *gpursa_rt_start(gpursa_queue *q, unsigned gen)
                      q->ops->name, count, q->cfg.devices);
     else
         gpursa_log_q(q, 2, "%s backend: %d device(s), %d batches in flight each, max_batch %u, "
-                     "max_wait_us %u, max_inflight %u", q->ops->name, rt->ndev, nslots,
+                     "max_wait_us %u, max_inflight %u", q->ops->name, rt->ndev, nrunners,
                      q->cfg.max_batch, q->cfg.max_wait_us, q->cfg.max_inflight);
     rt->live_next = gpursa_live_rts;
     gpursa_live_rts = rt;

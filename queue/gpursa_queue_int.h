@@ -5,7 +5,7 @@
  * Shape: a gpursa_queue (created by the provider, cheap) owns at most one
  * live runtime (gpursa_qrt) per process. The runtime holds, per device, a
  * dispatcher thread that decides when a batch flushes and up to
- * GPURSA_MAX_DEVICE_BATCHES runner threads ("slots") that each blind,
+ * GPURSA_MAX_DEVICE_BATCHES runner threads that each blind,
  * submit, wait for and complete one batch at a time, so that batches
  * overlap on the device (device_batches sets how many); and a pool of CPU
  * workers for small batches and failed batches. A child after fork() sees a
@@ -105,15 +105,16 @@ struct gpursa_queue_key {
  * runner's batch (it cannot be freed then). */
 typedef struct {
     uint64_t key_id;             /* gpursa_queue_key.id (never reused), 0 = free */
-    uint64_t last_use;           /* slot batch_no of the last batch that used it */
+    uint64_t last_use;           /* runner batch_no of the last batch that used it */
     size_t len, n, cap;          /* bytes per number, pairs held, room */
     size_t group;                /* the largest group served since the last refill */
     int filling;                 /* a refill is under way (topped up in chunks) */
     unsigned char *r, *rinv;     /* cap * len each */
 } gpursa_pair_pool;
 
-/* One batch in preparation or on the device, reused for the runtime's life. */
-typedef struct gpursa_slot {
+/* A runner thread and its batch in preparation or on the device, reused for
+ * the runtime's life. */
+typedef struct gpursa_runner {
     gpursa_dev *dev;
     pthread_t th;
     pthread_cond_t cond;         /* with dev->mu: the dispatcher filled it */
@@ -131,20 +132,20 @@ typedef struct gpursa_slot {
     gpursa_gpu_item *items;
     unsigned char *rbuf, *rinvbuf, *outbuf;
     BN_CTX *bnctx;
-    /* blinding pairs made ahead, per key (see gpursa_slot_pairs) */
+    /* blinding pairs made ahead, per key (see gpursa_runner_pairs) */
     uint64_t batch_no;           /* batches run: the pools' LRU clock */
     gpursa_pair_pool pools[GPURSA_POOL_KEYS];
-} gpursa_slot;
+} gpursa_runner;
 
 struct gpursa_dev {
     gpursa_qrt *rt;
     int index;                   /* backend device index */
-    int slot_no;                 /* position in rt->dev[] */
+    int dev_no;                  /* position in rt->dev[] */
     gpursa_gpu_device *gd;
-    pthread_mutex_t mu;          /* pending lists, slots, state */
-    pthread_cond_t cond;         /* dispatcher: work arrived, a slot freed, stop */
-    pthread_mutex_t key_mu;      /* uploads into gpursa_queue_key.dev[slot_no] */
-    pthread_mutex_t batch_mu;    /* the slots' batch[] (gpursa_slot_batch) */
+    pthread_mutex_t mu;          /* pending lists, runners, state */
+    pthread_cond_t cond;         /* dispatcher: work arrived, a runner freed, stop */
+    pthread_mutex_t key_mu;      /* uploads into gpursa_queue_key.dev[dev_no] */
+    pthread_mutex_t batch_mu;    /* the runners' batch[] (gpursa_runner_batch) */
     pthread_t disp;
     gpursa_req_list pend[GPURSA_NSIZES];
     atomic_int xover[GPURSA_NSIZES];
@@ -156,12 +157,12 @@ struct gpursa_dev {
     uint64_t wave_ns[GPURSA_NSIZES];
     atomic_long load;            /* requests queued or running here */
     int quit;                    /* under mu: the dispatcher exits */
-    int nslots;
-    int busy;                    /* slots filled */
+    int nrunners;
+    int busy;                    /* runners filled */
     size_t full_batch;           /* items that make a batch full: it goes at once */
     int max_busy;                /* batches in flight at most (device_batches) ... */
     int full_skips_cap;          /* ... but full ones (device_batches = auto, shared) */
-    gpursa_slot *slots;
+    gpursa_runner *runners;
     /* failure handling */
     int down;                    /* no batches until reopened */
     int keys_dropped;            /* under mu: down, and its key copies freed */
@@ -267,7 +268,7 @@ static inline const gpursa_gpu_backend_ops *gpursa_dev_ops(const gpursa_dev *d)
 }
 
 /* gpursa_device.c */
-int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nslots);
+int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nrunners);
 void gpursa_dev_stop(gpursa_dev *d);
 void gpursa_dev_forget_key(gpursa_dev *d, gpursa_queue_key *qk);
 /* The key's GPU copy on this device, uploaded on first use. NULL with
@@ -297,28 +298,28 @@ void gpursa_dev_set_max_busy(gpursa_dev *d);
 void *gpursa_dispatcher(void *arg);
 
 /* gpursa_runner.c */
-/* A runner thread (arg: its gpursa_slot). */
-void *gpursa_runner(void *arg);
+/* A runner thread (arg: its gpursa_runner). */
+void *gpursa_runner_main(void *arg);
 /* Staging for at least n items. 1 ok, 0 out of memory. */
-int gpursa_slot_reserve(gpursa_slot *s, size_t n);
-/* This slot's reusable batch of key size si (made on first use); NULL on failure. */
-gpursa_gpu_batch *gpursa_slot_batch(gpursa_slot *s, int si);
-void gpursa_slot_free_batches(gpursa_slot *s);
-/* Frees everything the slot owns, wiping its buffers and pools. */
-void gpursa_slot_release(gpursa_slot *s);
+int gpursa_runner_reserve(gpursa_runner *s, size_t n);
+/* This runner's reusable batch of key size si (made on first use); NULL on failure. */
+gpursa_gpu_batch *gpursa_runner_batch(gpursa_runner *s, int si);
+void gpursa_runner_free_batches(gpursa_runner *s);
+/* Frees everything the runner owns, wiping its buffers and pools. */
+void gpursa_runner_release(gpursa_runner *s);
 
 /* gpursa_crossover.c */
-/* Measures the crossover of the slot's key size with key qk; stores it in
+/* Measures the crossover of the runner's key size with key qk; stores it in
  * the device's xover[] (1 if the measurement failed). */
-void gpursa_measure(gpursa_slot *s, gpursa_queue_key *qk);
+void gpursa_measure(gpursa_runner *s, gpursa_queue_key *qk);
 
 /* gpursa_pair_pool.c */
 void gpursa_pool_drop(gpursa_pair_pool *p);
 /* m pairs of key k into r / rinv (m * k->len bytes each). 1 ok, 0 fail. */
-int gpursa_slot_pairs(gpursa_slot *s, gpursa_queue_key *k, size_t m,
-                      unsigned char *r, unsigned char *rinv);
-/* While batch (the slot's n requests) computes: refills the pools it drew from. */
-void gpursa_slot_topup(gpursa_slot *s, size_t n, gpursa_gpu_batch *batch);
+int gpursa_runner_pairs(gpursa_runner *s, gpursa_queue_key *k, size_t m,
+                        unsigned char *r, unsigned char *rinv);
+/* While batch (the runner's n requests) computes: refills the pools it drew from. */
+void gpursa_runner_topup(gpursa_runner *s, size_t n, gpursa_gpu_batch *batch);
 
 /* gpursa_blinding.c */
 /* Fills items[i].r / rinv (into rbuf / rinvbuf) for n requests, all of the
