@@ -4,14 +4,24 @@
 # provider verifies (PKCS#1 v1.5 byte-identical to default's, PSS); default
 # signs and gpursa's side verifies; default encrypts and gpursa decrypts
 # (PKCS#1 v1.5, OAEP). The stats line proves gpursa did each private op.
-. "$(dirname "$0")/common.sh"
+set -u
+. "$(dirname "$0")/../lib.sh"
+require_module
+make_tmp
+use_conf
 
 expect_op signature
 expect_op asymcipher
 
+# rsa_key BITS FILE: a fresh RSA key (PKCS#8 PEM) from the default provider.
+rsa_key() {
+    ossl_default genpkey -algorithm RSA -pkeyopt "rsa_keygen_bits:$1" -out "$2" 2>/dev/null \
+        || fail "cannot generate a $1-bit key"
+}
+
 # expect_gpursa_ops ERRFILE N: gpursa's stats line counts N private operations.
 expect_gpursa_ops() {
-    got=$(stats_private_ops "$1")
+    got=$(stats_ops "$1")
     [ "$got" = "$2" ] || { cat "$1"; fail "gpursa did $got private operations, expected $2"; }
 }
 
