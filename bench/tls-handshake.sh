@@ -214,8 +214,8 @@ export OPENSSL_MODULES=$modules
 # ---- the shared server helpers of the tests: render, start, certificates, pids ----
 srcdir=$TOP/tests/tls
 GPURSA_TOP_SRCDIR=$TOP
-# shellcheck source=../tests/tls/common.sh
-. "$TOP/tests/tls/common.sh"
+# shellcheck source=../tests/tls/servers.sh
+. "$TOP/tests/tls/servers.sh"
 set +u
 TLS_WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpursa-bench-tls.XXXXXX") || die "mktemp"
 chmod 755 "$TLS_WORK"

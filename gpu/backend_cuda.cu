@@ -32,12 +32,12 @@
 struct gpursa_gpu_device {
     int index;
     gpursa_variant variant;                  /* asked for, or the 2048-bit choice of AUTO */
-    gpursa_variant by_size[4];               /* per modulus size (1024, 2048, 3072, 4096) */
+    gpursa_variant by_size[GPURSA_NSIZES];   /* per modulus size (gpursa_size_bits) */
     int cc_major, cc_minor;
     int sm_count;
     int shared;                              /* contexts on it are shared through MPS */
     int fp64;                                /* FP64 at full rate: the FP64-limb kernels */
-    uint32_t inflight[4];                    /* per size: items submitted, not yet waited (atomic) */
+    uint32_t inflight[GPURSA_NSIZES];        /* per size: items submitted, not yet waited (atomic) */
     int lost;                                /* set by any sticky CUDA error (atomic) */
     int debug;                               /* cuda_debug: CUDA errors on stderr */
     char desc[256];
@@ -177,11 +177,6 @@ static int gpursa_cuda_has(int bits, gpursa_variant v)
     return gpursa_cuda_kernel_regs(bits, v) > 0 && gpursa_cuda_nstage_regs(bits) > 0;
 }
 
-static int gpursa_cuda_size_index(int bits)
-{
-    return bits == 1024 ? 0 : bits == 2048 ? 1 : bits == 3072 ? 2 : 3;
-}
-
 /* The variant a device runs for one modulus size when the caller leaves it
  * to us: the two-pass algorithm where the multiplier is 16 bits wide (before
  * sm_70); on Hopper the fastest (doc/design.md, "Why the kernels are
@@ -270,16 +265,11 @@ static int gpursa_cuda_device_open(int index, const gpursa_gpu_open_params *para
         }
         dev->shared = mps != 0;
     }
-    {
-        static const int sizes[4] = {1024, 2048, 3072, 4096};
-        int i;
-        for (i = 0; i < 4; i++) {
-            dev->by_size[i] = variant == GPURSA_VARIANT_AUTO
-                                  ? gpursa_cuda_auto_variant(prop.major, prop.minor, sizes[i])
-                                  : variant;
-        }
-    }
-    dev->variant = dev->by_size[1];
+    for (int i = 0; i < GPURSA_NSIZES; i++)
+        dev->by_size[i] = variant == GPURSA_VARIANT_AUTO
+                              ? gpursa_cuda_auto_variant(prop.major, prop.minor, gpursa_size_bits[i])
+                              : variant;
+    dev->variant = dev->by_size[gpursa_size_index(2048)];
     /* Load every kernel this device may run now. With CUDA's lazy module
      * loading (the default since CUDA 12.2) a kernel's first launch loads it,
      * which can wait for kernels running on other streams: a queue that first
@@ -287,10 +277,9 @@ static int gpursa_cuda_device_open(int index, const gpursa_gpu_open_params *para
      * which makes the latency tail at light load (doc/design.md, "What the
      * queue's settings rest on"). A function's attributes query loads it. */
     {
-        static const int sizes[4] = {1024, 2048, 3072, 4096};
-        for (int i = 0; i < 4; i++) {
-            (void)gpursa_cuda_kernel_regs(sizes[i], dev->by_size[i]);
-            (void)gpursa_cuda_nstage_regs(sizes[i]);
+        for (int i = 0; i < GPURSA_NSIZES; i++) {
+            (void)gpursa_cuda_kernel_regs(gpursa_size_bits[i], dev->by_size[i]);
+            (void)gpursa_cuda_nstage_regs(gpursa_size_bits[i]);
         }
         (void)gpursa_cuda_regs_2048_narrow();
         /* An FP64 kernel that does not load on this device, or may not have
@@ -352,7 +341,7 @@ static int gpursa_cuda_key_upload(gpursa_gpu_device *dev, const gpursa_rsa_key_m
     bits = gpursa_gpu_key_supported(km);
     if (bits == 0)
         return GPURSA_GPU_ERR_UNSUPPORTED;
-    if (!gpursa_cuda_has(bits, dev->by_size[gpursa_cuda_size_index(bits)]))
+    if (!gpursa_cuda_has(bits, dev->by_size[gpursa_size_index(bits)]))
         return GPURSA_GPU_ERR_UNSUPPORTED;
     /* Host-side precomputation (limbs, Montgomery constants) once per key;
      * the kernels read the gpursa_rsa_keydata as it is. */
@@ -494,7 +483,7 @@ static void gpursa_cuda_batch_free(gpursa_gpu_batch *b)
 {
     if (b == NULL)
         return;
-    __atomic_fetch_sub(&b->dev->inflight[gpursa_cuda_size_index(b->bits)], b->counted, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&b->dev->inflight[gpursa_size_index(b->bits)], b->counted, __ATOMIC_RELAXED);
     if (gpursa_cuda_enter(b->dev) == GPURSA_GPU_OK) {
         if (b->stream != NULL)
             (void)cudaStreamSynchronize(b->stream);
@@ -535,11 +524,11 @@ static int gpursa_cuda_batch_new(gpursa_gpu_device *dev, int modulus_bits, size_
     if (dev == NULL || out == NULL || max_items == 0 || max_items > GPURSA_CUDA_MAX_ITEMS)
         return GPURSA_GPU_ERR_INVALID;
     *out = NULL;
-    if (modulus_bits != 1024 && modulus_bits != 2048 && modulus_bits != 3072 && modulus_bits != 4096)
+    if (gpursa_size_index(modulus_bits) < 0)
         return GPURSA_GPU_ERR_UNSUPPORTED;
     if ((rc = gpursa_cuda_enter(dev)) != GPURSA_GPU_OK)
         return rc;
-    if (!gpursa_cuda_has(modulus_bits, dev->by_size[gpursa_cuda_size_index(modulus_bits)]))
+    if (!gpursa_cuda_has(modulus_bits, dev->by_size[gpursa_size_index(modulus_bits)]))
         return GPURSA_GPU_ERR_UNSUPPORTED;
     b = (gpursa_gpu_batch *)calloc(1, sizeof(*b));
     if (b == NULL)
@@ -650,7 +639,7 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
         a.status = b->d_status;
         a.count = (uint32_t)n;
         a.stride = (uint32_t)stride;
-        int si = gpursa_cuda_size_index(b->bits);
+        int si = gpursa_size_index(b->bits);
         uint32_t busy = __atomic_load_n(&dev->inflight[si], __ATOMIC_RELAXED);
         a.load = gpursa_cuda_load(busy + (uint32_t)n, dev->sm_count);
         a.shared = (uint32_t)dev->shared;
@@ -708,7 +697,7 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
     (void)cudaMemset2DAsync(b->d_limbs, stride * sizeof(uint32_t), 0, n * sizeof(uint32_t),
                             4 * words, b->stream);        /* the n used columns of every limb row */
     b->counted = (uint32_t)n;
-    __atomic_fetch_add(&dev->inflight[gpursa_cuda_size_index(b->bits)], b->counted, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&dev->inflight[gpursa_size_index(b->bits)], b->counted, __ATOMIC_RELAXED);
     b->items = items;
     b->count = n;
     b->submitted = 1;
@@ -780,7 +769,7 @@ static int gpursa_cuda_batch_wait(gpursa_gpu_batch *b)
         e = cudaEventSynchronize(b->ev_done);
         rc = gpursa_cuda_rc(b->dev, e, GPURSA_GPU_ERR_LAUNCH);
     }
-    __atomic_fetch_sub(&b->dev->inflight[gpursa_cuda_size_index(b->bits)], b->counted, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&b->dev->inflight[gpursa_size_index(b->bits)], b->counted, __ATOMIC_RELAXED);
     b->counted = 0;
     if (rc == GPURSA_GPU_OK) {
         for (i = 0; i < n; i++) {

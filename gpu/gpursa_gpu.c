@@ -61,6 +61,16 @@ const char *gpursa_gpu_rc_string(int rc)
     }
 }
 
+const int gpursa_size_bits[GPURSA_NSIZES] = { 1024, 2048, 3072, 4096 };
+
+int gpursa_size_index(int bits)
+{
+    for (int i = 0; i < GPURSA_NSIZES; i++)
+        if (gpursa_size_bits[i] == bits)
+            return i;
+    return -1;
+}
+
 int gpursa_gpu_key_supported(const gpursa_rsa_key_material *km)
 {
     return gpursa_keyconv_bits(km);
@@ -82,7 +92,7 @@ const gpursa_gpu_backend_ops *gpursa_gpu_backend(gpursa_backend_kind kind)
 }
 
 /* The built-in backends' key structs both begin with a magic word and the
- * modulus bits; that is how the helper learns the batch size class. */
+ * modulus bits; that is how the helper learns the batch's modulus size. */
 struct gpursa_gpu_key_head {
     uint32_t magic;
     int bits;
@@ -101,7 +111,7 @@ int gpursa_gpu_run(const gpursa_gpu_backend_ops *ops, gpursa_gpu_device *dev,
     if (items[0].key == NULL)
         return GPURSA_GPU_ERR_INVALID;
     int bits = ((const struct gpursa_gpu_key_head *)(const void *)items[0].key)->bits;
-    if (bits != 1024 && bits != 2048 && bits != 3072 && bits != 4096)
+    if (gpursa_size_index(bits) < 0)
         return GPURSA_GPU_ERR_INVALID;
     int rc = ops->batch_new(dev, bits, n, &batch);
     if (rc != GPURSA_GPU_OK)

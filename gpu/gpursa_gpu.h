@@ -95,7 +95,15 @@ typedef struct {
     const unsigned char *qinv; size_t qinv_len;
 } gpursa_rsa_key_material;
 
-/* Modulus sizes the GPU path takes: 1024, 2048, 3072, 4096 bits with p, q of
+/* The modulus sizes the GPU path takes, smallest first. A size's index in
+ * this table indexes every per-size array of gpu/ and queue/. */
+#define GPURSA_NSIZES 4
+extern const int gpursa_size_bits[GPURSA_NSIZES];   /* 1024, 2048, 3072, 4096 */
+/* The index of bits in gpursa_size_bits, or -1 for a size the GPU path does
+ * not take. */
+int gpursa_size_index(int bits);
+
+/* A key the GPU path takes: a modulus of one of gpursa_size_bits with p, q of
  * half that size each. Returns the modulus bits, or 0 if not supported. */
 int gpursa_gpu_key_supported(const gpursa_rsa_key_material *km);
 

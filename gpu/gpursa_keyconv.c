@@ -49,7 +49,7 @@ int gpursa_keyconv_bits(const gpursa_rsa_key_material *km)
         km->dp == NULL || km->dq == NULL || km->qinv == NULL)
         return 0;
     int bits = be_bits(km->n, km->n_len);
-    if (bits != 1024 && bits != 2048 && bits != 3072 && bits != 4096)
+    if (gpursa_size_index(bits) < 0)
         return 0;
     int half = bits / 2;
     if (!be_odd(km->n, km->n_len) || !be_odd(km->e, km->e_len) ||

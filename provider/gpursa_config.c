@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <string.h>
 #include "provider/gpursa_prov.h"
+#include "provider/gpursa_env.h"
 
 static int config_bad(GPURSA_PROV_CTX *ctx, const char *key, const char *value,
                       const char *origin, const char *expect)

@@ -36,12 +36,12 @@ static void gpursa_list_take(gpursa_req_list *dst, gpursa_req_list *l, size_t ma
     }
 }
 
-/* The size below which a flush of class c goes to the CPU workers: the
- * crossover, or 1 (the device takes any batch) with no idle core
- * (cpu_fallback = auto) or never. d->mu held. */
-static int gpursa_small_threshold(gpursa_dev *d, int c)
+/* The batch size below which a flush of key size si goes to the CPU
+ * workers: the crossover, or 1 (the device takes any batch) with no idle
+ * core (cpu_fallback = auto) or never. d->mu held. */
+static int gpursa_small_threshold(gpursa_dev *d, int si)
 {
-    int xo = atomic_load(&d->xover[c]);
+    int xo = atomic_load(&d->xover[si]);
     int threshold = xo >= 0 ? xo : 1;
 
     if (threshold > 1 && threshold != INT_MAX && !gpursa_cpu_spare(d->rt))
@@ -49,43 +49,43 @@ static int gpursa_small_threshold(gpursa_dev *d, int c)
     return threshold;
 }
 
-/* Class c's pending list was taken: a new batch starts with the next
- * request (the hold of gpursa_class_deadline ends). d->mu held. */
-static void gpursa_class_taken(gpursa_dev *d, int c)
+/* Key size si's pending list was taken: a new batch starts with the next
+ * request (the hold of gpursa_pend_deadline ends). d->mu held. */
+static void gpursa_pend_taken(gpursa_dev *d, int si)
 {
-    d->held[c] = 0;
-    d->wave_ns[c] = 0;
+    d->held[si] = 0;
+    d->wave_ns[si] = 0;
 }
 
-/* Flushes class c (d->mu held). Returns 0 when it needs a free runner. */
-static int gpursa_flush(gpursa_dev *d, int c)
+/* Flushes key size si's pending list (d->mu held). Returns 0 when it needs a free runner. */
+static int gpursa_flush(gpursa_dev *d, int si)
 {
-    gpursa_req_list *l = &d->pend[c], out = { 0 };
+    gpursa_req_list *l = &d->pend[si], out = { 0 };
     gpursa_qrt *rt = d->rt;
     gpursa_stats *st = rt->q->stats;
-    int xo = atomic_load(&d->xover[c]);
-    int threshold = gpursa_small_threshold(d, c);
-    gpursa_slot *s = NULL;
+    int xo = atomic_load(&d->xover[si]);
+    int threshold = gpursa_small_threshold(d, si);
+    gpursa_runner *s = NULL;
 
     if (d->down) {
         atomic_fetch_add_explicit(&st->fb_no_device, l->count, memory_order_relaxed);
         gpursa_list_splice(&out, l);
-        gpursa_class_taken(d, c);
+        gpursa_pend_taken(d, si);
         gpursa_cpu_pool_push(rt, &out);
         return 1;
     }
     if (l->count < (size_t)threshold) {
         atomic_fetch_add_explicit(&st->fb_small_batch, l->count, memory_order_relaxed);
         gpursa_list_splice(&out, l);
-        gpursa_class_taken(d, c);
+        gpursa_pend_taken(d, si);
         gpursa_cpu_pool_push(rt, &out);
         return 1;
     }
     if (d->busy >= d->max_busy && !(d->full_skips_cap && l->count >= d->full_batch))
         return 0;
-    for (int i = 0; i < d->nslots; i++) {
-        if (!d->slots[i].filled) {
-            s = &d->slots[i];
+    for (int i = 0; i < d->nrunners; i++) {
+        if (!d->runners[i].filled) {
+            s = &d->runners[i];
             break;
         }
     }
@@ -94,12 +94,12 @@ static int gpursa_flush(gpursa_dev *d, int c)
     gpursa_list_take(&s->reqs, l, rt->q->cfg.max_batch);
     if (l->head == NULL)
         l->tail = NULL;
-    gpursa_class_taken(d, c);
-    s->cls = c;
+    gpursa_pend_taken(d, si);
+    s->size_index = si;
     s->t_flush_ns = rt->q->stats->stages != NULL ? gpursa_now_ns() : 0;
     s->measure = xo == GPURSA_XOVER_UNMEASURED;
     if (s->measure)
-        atomic_store(&d->xover[c], GPURSA_XOVER_MEASURING);
+        atomic_store(&d->xover[si], GPURSA_XOVER_MEASURING);
     s->filled = 1;
     d->busy++;
     pthread_cond_signal(&s->cond);
@@ -130,9 +130,9 @@ void gpursa_dev_set_max_busy(gpursa_dev *d)
     gpursa_queue *q = d->rt->q;
     int shared = ops->device_shared != NULL && ops->device_shared(d->gd);
     int want = q->cfg.device_batches != 0 ? (int)q->cfg.device_batches
-               : shared ? GPURSA_SHARED_DEVICE_BATCHES : d->nslots;
+               : shared ? GPURSA_SHARED_DEVICE_BATCHES : d->nrunners;
 
-    d->max_busy = want < d->nslots ? want : d->nslots;
+    d->max_busy = want < d->nrunners ? want : d->nrunners;
     d->full_skips_cap = q->cfg.device_batches == 0 && shared;
     d->full_batch = d->full_skips_cap && q->cfg.max_batch > GPURSA_SHARED_FULL_BATCH
                     ? GPURSA_SHARED_FULL_BATCH : q->cfg.max_batch;
@@ -141,7 +141,7 @@ void gpursa_dev_set_max_busy(gpursa_dev *d)
                  d->full_batch, d->max_busy, d->full_skips_cap ? " but full ones" : "");
 }
 
-static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now);
+static int gpursa_dev_batch_likely(gpursa_dev *d, int si, uint64_t now);
 
 /*
  * A batch below the crossover while the device runs batches of this process
@@ -164,17 +164,17 @@ static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now);
  * throughput (doc/design.md, "What the queue's settings rest on").
  */
 #define GPURSA_HOLD_WAITS 8u
-static int gpursa_class_waits_for_company(gpursa_dev *d, int cls)
+static int gpursa_pend_waits_for_company(gpursa_dev *d, int si)
 {
     int threshold;
 
     if (d->busy == 0 || d->rt->q->cfg.cpu_fallback == GPURSA_CPU_FALLBACK_NEVER)
         return 0;
-    threshold = gpursa_small_threshold(d, cls);
-    return threshold > 1 && threshold != INT_MAX && d->pend[cls].count < (size_t)threshold;
+    threshold = gpursa_small_threshold(d, si);
+    return threshold > 1 && threshold != INT_MAX && d->pend[si].count < (size_t)threshold;
 }
 
-/* A class's flush time. A batch that the arrival rate says will not reach
+/* The flush time of a key size's pending list. A batch that the arrival rate says will not reach
  * the crossover goes to the CPU workers at once (its oldest request's
  * arrival) instead of after max_wait_us: async callers always queue (they
  * must pause for other jobs to run and arrive at all), so a lone one would
@@ -184,20 +184,20 @@ static int gpursa_class_waits_for_company(gpursa_dev *d, int cls)
  * came meanwhile make the crossover, the batch goes with them at their own
  * deadline (from the first of them): released at the crossover itself it
  * would be a batch of just that size, cut out of the wave. d->mu held. */
-static uint64_t gpursa_class_deadline(gpursa_dev *d, int cls, uint64_t now,
+static uint64_t gpursa_pend_deadline(gpursa_dev *d, int si, uint64_t now,
                                       uint64_t wait_ns)
 {
-    uint64_t t = d->pend[cls].head->t_enq_ns;
+    uint64_t t = d->pend[si].head->t_enq_ns;
 
-    if (!gpursa_dev_batch_likely(d, cls, now))
+    if (!gpursa_dev_batch_likely(d, si, now))
         return t;
-    if (!d->held[cls] && now >= t + wait_ns && gpursa_class_waits_for_company(d, cls))
-        d->held[cls] = 1;
-    if (!d->held[cls])
+    if (!d->held[si] && now >= t + wait_ns && gpursa_pend_waits_for_company(d, si))
+        d->held[si] = 1;
+    if (!d->held[si])
         return t + wait_ns;
-    if (gpursa_class_waits_for_company(d, cls))
+    if (gpursa_pend_waits_for_company(d, si))
         return t + GPURSA_HOLD_WAITS * wait_ns;
-    return (d->wave_ns[cls] != 0 ? d->wave_ns[cls] : t) + wait_ns;
+    return (d->wave_ns[si] != 0 ? d->wave_ns[si] : t) + wait_ns;
 }
 
 void *gpursa_dispatcher(void *arg)
@@ -210,7 +210,7 @@ void *gpursa_dispatcher(void *arg)
     pthread_mutex_lock(&d->mu);
     while (!d->quit) {
         uint64_t now = gpursa_now_ns(), next = UINT64_MAX;
-        int flushed = 0, tried[GPURSA_NCLASS] = { 0 };
+        int flushed = 0, tried[GPURSA_NSIZES] = { 0 };
 
         if (d->down && d->busy == 0 && now >= d->retry_at_ns) {
             pthread_mutex_unlock(&d->mu);
@@ -218,24 +218,24 @@ void *gpursa_dispatcher(void *arg)
             pthread_mutex_lock(&d->mu);
             continue;
         }
-        /* Full classes first, then those past their deadline, oldest first.
-         * A class that needs a runner when none is free does not hold up
+        /* Full lists first, then those past their deadline, oldest first.
+         * A list that needs a runner when none is free does not hold up
          * another that can go (to the CPU workers, say). */
         for (int pass = 0; pass < 2 && !flushed; pass++) {
             for (;;) {
                 uint64_t oldest = UINT64_MAX;
                 int best = -1;
 
-                for (int c = 0; c < GPURSA_NCLASS; c++) {
-                    gpursa_req_list *l = &d->pend[c];
+                for (int si = 0; si < GPURSA_NSIZES; si++) {
+                    gpursa_req_list *l = &d->pend[si];
                     int eligible;
 
-                    if (l->head == NULL || tried[c])
+                    if (l->head == NULL || tried[si])
                         continue;
                     eligible = pass == 0 ? l->count >= d->full_batch
-                                         : gpursa_class_deadline(d, c, now, wait_ns) <= now;
+                                         : gpursa_pend_deadline(d, si, now, wait_ns) <= now;
                     if (eligible && l->head->t_enq_ns < oldest) {
-                        best = c;
+                        best = si;
                         oldest = l->head->t_enq_ns;
                     }
                 }
@@ -251,11 +251,11 @@ void *gpursa_dispatcher(void *arg)
         if (flushed)
             continue;
         /* Sleep until the next deadline, a runner frees up, work arrives. */
-        for (int c = 0; c < GPURSA_NCLASS; c++) {
-            gpursa_req_list *l = &d->pend[c];
+        for (int si = 0; si < GPURSA_NSIZES; si++) {
+            gpursa_req_list *l = &d->pend[si];
 
-            if (l->head != NULL && !tried[c]) {
-                uint64_t t = gpursa_class_deadline(d, c, now, wait_ns);
+            if (l->head != NULL && !tried[si]) {
+                uint64_t t = gpursa_pend_deadline(d, si, now, wait_ns);
 
                 if (t < next)
                     next = t;
@@ -276,14 +276,14 @@ void *gpursa_dispatcher(void *arg)
     return NULL;
 }
 
-/* Would a batch of class cls reach the crossover before its deadline,
+/* Would a batch of key size si reach the crossover before its deadline,
  * counting the requests pending and those the arrival rate promises?
  * d->mu held. */
-static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now)
+static int gpursa_dev_batch_likely(gpursa_dev *d, int si, uint64_t now)
 {
     uint64_t wait_ns = (uint64_t)d->rt->q->cfg.max_wait_us * 1000u;
-    int xo = atomic_load(&d->xover[cls]);
-    gpursa_req_list *l = &d->pend[cls];
+    int xo = atomic_load(&d->xover[si]);
+    gpursa_req_list *l = &d->pend[si];
     uint64_t end;
     double window, expected;
 
@@ -299,64 +299,64 @@ static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now)
     if (xo != INT_MAX && d->rt->q->cfg.cpu_fallback == GPURSA_CPU_FALLBACK_NEVER)
         return 1;
     /* A small batch held for company has that much longer (see
-     * gpursa_class_waits_for_company). */
-    if (gpursa_class_waits_for_company(d, cls))
+     * gpursa_pend_waits_for_company). */
+    if (gpursa_pend_waits_for_company(d, si))
         wait_ns *= GPURSA_HOLD_WAITS;
     end = l->head != NULL ? l->head->t_enq_ns + wait_ns : now + wait_ns;
     window = end > now ? (double)(end - now) : 0;
-    expected = d->gap_ns[cls] > 0 ? window / d->gap_ns[cls] : 0;
+    expected = d->gap_ns[si] > 0 ? window / d->gap_ns[si] : 0;
     return (double)l->count + 1 + expected >= (double)xo;
 }
 
 /* Every arrival feeds the rate estimate, queued or not. d->mu held; now
  * read under it, so arrivals are in order (a gap is never negative). */
-static void gpursa_dev_arrival(gpursa_dev *d, int cls, uint64_t now)
+static void gpursa_dev_arrival(gpursa_dev *d, int si, uint64_t now)
 {
-    if (d->last_arrival[cls] != 0 && now >= d->last_arrival[cls]) {
-        double gap = (double)(now - d->last_arrival[cls]);
+    if (d->last_arrival[si] != 0 && now >= d->last_arrival[si]) {
+        double gap = (double)(now - d->last_arrival[si]);
 
-        d->gap_ns[cls] = d->gap_ns[cls] == 0 ? gap : 0.875 * d->gap_ns[cls] + 0.125 * gap;
+        d->gap_ns[si] = d->gap_ns[si] == 0 ? gap : 0.875 * d->gap_ns[si] + 0.125 * gap;
     }
-    if (now > d->last_arrival[cls])
-        d->last_arrival[cls] = now;
+    if (now > d->last_arrival[si])
+        d->last_arrival[si] = now;
 }
 
-int gpursa_dev_decide(gpursa_dev *d, int cls)
+int gpursa_dev_decide(gpursa_dev *d, int si)
 {
     uint64_t now;
     int likely;
 
     pthread_mutex_lock(&d->mu);
     now = gpursa_now_ns();
-    gpursa_dev_arrival(d, cls, now);
-    likely = gpursa_dev_batch_likely(d, cls, now);
+    gpursa_dev_arrival(d, si, now);
+    likely = gpursa_dev_batch_likely(d, si, now);
     pthread_mutex_unlock(&d->mu);
     return likely;
 }
 
 int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int mode)
 {
-    int cls = r->key->cls;
-    gpursa_req_list *l = &d->pend[cls];
+    int si = r->key->size_index;
+    gpursa_req_list *l = &d->pend[si];
     uint64_t now;
     int xo;
 
     pthread_mutex_lock(&d->mu);
     now = gpursa_now_ns();
     if (mode != GPURSA_SUBMIT_QUEUE)
-        gpursa_dev_arrival(d, cls, now);
-    if (mode == GPURSA_SUBMIT_DECIDE && !gpursa_dev_batch_likely(d, cls, now)) {
+        gpursa_dev_arrival(d, si, now);
+    if (mode == GPURSA_SUBMIT_DECIDE && !gpursa_dev_batch_likely(d, si, now)) {
         pthread_mutex_unlock(&d->mu);
         return 0;
     }
     atomic_fetch_add_explicit(&d->load, 1, memory_order_relaxed);
     r->t_enq_ns = now;
     gpursa_list_append(l, r);
-    if (d->held[cls] && d->wave_ns[cls] == 0)
-        d->wave_ns[cls] = now;
+    if (d->held[si] && d->wave_ns[si] == 0)
+        d->wave_ns[si] = now;
     /* The dispatcher needs to hear of a new deadline, a full batch, or a
      * small batch held for company reaching the crossover. */
-    xo = atomic_load(&d->xover[cls]);
+    xo = atomic_load(&d->xover[si]);
     if (l->count == 1 || l->count == d->full_batch || (xo > 1 && l->count == (size_t)xo))
         pthread_cond_signal(&d->cond);
     pthread_mutex_unlock(&d->mu);

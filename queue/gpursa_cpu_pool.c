@@ -55,7 +55,7 @@ int gpursa_cpu_pool_start(gpursa_qrt *rt, int nthreads)
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cond, NULL);
     /* (before any request can reach a dispatcher: the runtime is not
-     * published yet, and only a class with requests asks gpursa_cpu_spare) */
+     * published yet, and only a key size with requests asks gpursa_cpu_spare) */
     pthread_mutex_init(&p->load_mu, NULL);
     p->ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
     atomic_init(&p->spare, 1);

@@ -13,7 +13,7 @@
 #include <openssl/err.h>
 #include "queue/gpursa_queue_int.h"
 
-static double gpursa_time_batch(gpursa_slot *s, gpursa_gpu_batch *b, size_t n, int *ok)
+static double gpursa_time_batch(gpursa_runner *s, gpursa_gpu_batch *b, size_t n, int *ok)
 {
     const gpursa_gpu_backend_ops *ops = gpursa_dev_ops(s->dev);
     uint64_t t0 = gpursa_now_ns();
@@ -31,12 +31,12 @@ static double gpursa_time_batch(gpursa_slot *s, gpursa_gpu_batch *b, size_t n, i
  * n = a / (cpu - b). Runs once per size, in the runner that got the first
  * batch; meanwhile other batches go to the device.
  */
-void gpursa_measure(gpursa_slot *s, gpursa_queue_key *qk)
+void gpursa_measure(gpursa_runner *s, gpursa_queue_key *qk)
 {
     gpursa_dev *d = s->dev;
     gpursa_queue *q = d->rt->q;
     size_t len = qk->len, L = q->cfg.max_batch < 32 ? q->cfg.max_batch : 32;
-    int cls = s->cls, unsupported, ok = 0, result = 1;
+    int si = s->size_index, unsupported, ok = 0, result = 1;
     double cpu = 1e9, t1 = 0, tl = 0, a, b;
     unsigned char *in = NULL, *out = NULL;
     gpursa_gpu_key *gk;
@@ -47,8 +47,8 @@ void gpursa_measure(gpursa_slot *s, gpursa_queue_key *qk)
         goto end;
     }
     if ((gk = gpursa_dev_key(d, qk, &unsupported)) == NULL
-        || (batch = gpursa_slot_batch(s, cls)) == NULL
-        || !gpursa_slot_reserve(s, L)
+        || (batch = gpursa_runner_batch(s, si)) == NULL
+        || !gpursa_runner_reserve(s, L)
         || (in = malloc(L * len)) == NULL || (out = malloc(len)) == NULL)
         goto end;
     /* Random inputs below n: the blinding generator's r values. */
@@ -106,13 +106,13 @@ void gpursa_measure(gpursa_slot *s, gpursa_queue_key *qk)
         result = INT_MAX;
     }
     gpursa_log_q(q, 2, "device %d, %d-bit: CPU %.1f us/op, %s batch %.1f us + %.2f us/item: "
-                 "min_gpu_batch %d%s", d->index, gpursa_class_bits[cls], cpu * 1e6,
+                 "min_gpu_batch %d%s", d->index, gpursa_size_bits[si], cpu * 1e6,
                  q->ops->name, a * 1e6, b * 1e6, result == INT_MAX ? -1 : result,
                  result == INT_MAX ? " (the device never wins: all on the CPU)" : "");
 end:
     if (!ok)
         gpursa_log_q(q, 1, "device %d, %d-bit: crossover measurement failed; "
-                     "min_gpu_batch 1", d->index, gpursa_class_bits[cls]);
+                     "min_gpu_batch 1", d->index, gpursa_size_bits[si]);
     if (in != NULL) {
         OPENSSL_cleanse(in, L * len);
         free(in);
@@ -126,5 +126,5 @@ end:
         OPENSSL_cleanse(s->rinvbuf, L * len);
         OPENSSL_cleanse(s->outbuf, L * len);
     }
-    atomic_store(&d->xover[cls], ok ? result : 1);
+    atomic_store(&d->xover[si], ok ? result : 1);
 }

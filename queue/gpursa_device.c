@@ -19,7 +19,7 @@
  * *unsupported set when the backend refuses the key, NULL alone on error. */
 gpursa_gpu_key *gpursa_dev_key(gpursa_dev *d, gpursa_queue_key *qk, int *unsupported)
 {
-    gpursa_qkey_dev *e = &qk->dev[d->slot_no];
+    gpursa_qkey_dev *e = &qk->dev[d->dev_no];
     gpursa_gpu_key *gk = NULL;
 
     *unsupported = 0;
@@ -51,7 +51,7 @@ gpursa_gpu_key *gpursa_dev_key(gpursa_dev *d, gpursa_queue_key *qk, int *unsuppo
 
 void gpursa_dev_forget_key(gpursa_dev *d, gpursa_queue_key *qk)
 {
-    gpursa_qkey_dev *e = &qk->dev[d->slot_no];
+    gpursa_qkey_dev *e = &qk->dev[d->dev_no];
 
     pthread_mutex_lock(&d->key_mu);
     if (e->rt == d->rt && e->gk != NULL && d->gd != NULL)
@@ -121,8 +121,8 @@ void gpursa_dev_reopen(gpursa_dev *d)
     gpursa_gpu_device *gd = NULL;
     int rc;
 
-    for (int i = 0; i < d->nslots; i++)
-        gpursa_slot_free_batches(&d->slots[i]);
+    for (int i = 0; i < d->nrunners; i++)
+        gpursa_runner_free_batches(&d->runners[i]);
     gpursa_dev_forget_all_keys(d);
     if (d->gd != NULL)
         ops->device_close(d->gd);
@@ -149,7 +149,7 @@ void gpursa_dev_reopen(gpursa_dev *d)
     pthread_mutex_unlock(&d->mu);
 }
 
-int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nslots)
+int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nrunners)
 {
     gpursa_queue *q = rt->q;
     pthread_condattr_t ca;
@@ -158,7 +158,7 @@ int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nslots)
     memset(d, 0, sizeof(*d));
     d->rt = rt;
     d->index = index;
-    d->slot_no = (int)(d - rt->dev);
+    d->dev_no = (int)(d - rt->dev);
     rc = q->ops->device_open(index, &q->cfg.gpu, &d->gd);
     if (rc != GPURSA_GPU_OK) {
         gpursa_log_q(q, 1, "%s device %d: open failed (%s)", q->ops->name, index,
@@ -173,8 +173,8 @@ int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nslots)
      * crossover against the CPU makes no sense there. */
     xo = q->cfg.min_gpu_batch >= 0 ? (q->cfg.min_gpu_batch < 1 ? 1 : q->cfg.min_gpu_batch)
          : rt->counts_host ? 1 : GPURSA_XOVER_UNMEASURED;
-    for (int c = 0; c < GPURSA_NCLASS; c++)
-        atomic_init(&d->xover[c], xo);
+    for (int si = 0; si < GPURSA_NSIZES; si++)
+        atomic_init(&d->xover[si], xo);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_mutex_init(&d->mu, NULL);
@@ -182,23 +182,23 @@ int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nslots)
     pthread_mutex_init(&d->batch_mu, NULL);
     pthread_cond_init(&d->cond, &ca);
     pthread_condattr_destroy(&ca);
-    if ((d->slots = calloc((size_t)nslots, sizeof(*d->slots))) == NULL)
+    if ((d->runners = calloc((size_t)nrunners, sizeof(*d->runners))) == NULL)
         goto fail;
-    for (int i = 0; i < nslots; i++) {
-        gpursa_slot *s = &d->slots[i];
+    for (int i = 0; i < nrunners; i++) {
+        gpursa_runner *s = &d->runners[i];
 
         s->dev = d;
         pthread_cond_init(&s->cond, NULL);
         if ((s->bnctx = BN_CTX_secure_new()) == NULL
-            || pthread_create(&s->th, NULL, gpursa_runner, s) != 0) {
+            || pthread_create(&s->th, NULL, gpursa_runner_main, s) != 0) {
             BN_CTX_free(s->bnctx);
             s->bnctx = NULL;
             pthread_cond_destroy(&s->cond);
             break;
         }
-        d->nslots++;
+        d->nrunners++;
     }
-    if (d->nslots == 0)
+    if (d->nrunners == 0)
         goto fail;
     gpursa_dev_set_max_busy(d);
     if (pthread_create(&d->disp, NULL, gpursa_dispatcher, d) != 0)
@@ -206,16 +206,16 @@ int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nslots)
     return 1;
 fail:
     pthread_mutex_lock(&d->mu);
-    for (int i = 0; i < d->nslots; i++) {
-        d->slots[i].quit = 1;
-        pthread_cond_signal(&d->slots[i].cond);
+    for (int i = 0; i < d->nrunners; i++) {
+        d->runners[i].quit = 1;
+        pthread_cond_signal(&d->runners[i].cond);
     }
     pthread_mutex_unlock(&d->mu);
-    for (int i = 0; i < d->nslots; i++) {
-        pthread_join(d->slots[i].th, NULL);
-        gpursa_slot_release(&d->slots[i]);
+    for (int i = 0; i < d->nrunners; i++) {
+        pthread_join(d->runners[i].th, NULL);
+        gpursa_runner_release(&d->runners[i]);
     }
-    free(d->slots);
+    free(d->runners);
     q->ops->device_close(d->gd);
     pthread_cond_destroy(&d->cond);
     pthread_mutex_destroy(&d->mu);
@@ -230,18 +230,18 @@ void gpursa_dev_stop(gpursa_dev *d)
     pthread_mutex_lock(&d->mu);
     d->quit = 1;
     pthread_cond_broadcast(&d->cond);
-    for (int i = 0; i < d->nslots; i++) {
-        d->slots[i].quit = 1;
-        pthread_cond_signal(&d->slots[i].cond);
+    for (int i = 0; i < d->nrunners; i++) {
+        d->runners[i].quit = 1;
+        pthread_cond_signal(&d->runners[i].cond);
     }
     pthread_mutex_unlock(&d->mu);
     pthread_join(d->disp, NULL);
-    for (int i = 0; i < d->nslots; i++)
-        pthread_join(d->slots[i].th, NULL);
-    for (int i = 0; i < d->nslots; i++)
-        gpursa_slot_release(&d->slots[i]);
-    free(d->slots);
-    d->slots = NULL;
+    for (int i = 0; i < d->nrunners; i++)
+        pthread_join(d->runners[i].th, NULL);
+    for (int i = 0; i < d->nrunners; i++)
+        gpursa_runner_release(&d->runners[i]);
+    free(d->runners);
+    d->runners = NULL;
     gpursa_dev_forget_all_keys(d);
     if (d->gd != NULL)
         gpursa_dev_ops(d)->device_close(d->gd);

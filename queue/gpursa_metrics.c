@@ -234,12 +234,10 @@ static void gpursa_put_counters(gpursa_text *t, gpursa_stats *st)
                   "device; host: the host backend; cpu: CPU workers; inline: the calling "
                   "thread) and modulus size (other: sizes the GPU path does not take).");
     for (int p = 0; p < GPURSA_NPATHS; p++)
-        for (int s = 0; s < GPURSA_NSIZES; s++) {
-            int bits = gpursa_stats_size_bits(s);
-
-            if (bits != 0)
+        for (int s = 0; s <= GPURSA_NSIZES; s++) {
+            if (s < GPURSA_NSIZES)
                 gpursa_put(t, "gpursa_operations_total{path=\"%s\",key_bits=\"%d\"} %llu\n",
-                           paths[p], bits, GPURSA_LOAD(st->ops_by_size[p][s]));
+                           paths[p], gpursa_size_bits[s], GPURSA_LOAD(st->ops_by_size[p][s]));
             else
                 gpursa_put(t, "gpursa_operations_total{path=\"%s\",key_bits=\"other\"} %llu\n",
                            paths[p], GPURSA_LOAD(st->ops_by_size[p][s]));

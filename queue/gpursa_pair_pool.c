@@ -24,7 +24,7 @@ void gpursa_pool_drop(gpursa_pair_pool *p)
 }
 
 /* The pool of key k, made (evicting the least recently used) if needed. */
-static gpursa_pair_pool *gpursa_pool_of(gpursa_slot *s, const gpursa_queue_key *k)
+static gpursa_pair_pool *gpursa_pool_of(gpursa_runner *s, const gpursa_queue_key *k)
 {
     gpursa_pair_pool *lru = &s->pools[0];
 
@@ -70,7 +70,7 @@ static int gpursa_pool_grow(gpursa_pair_pool *p, size_t want)
 
 /* Grows the pool of k when a refill starts (see GPURSA_POOL_FIRST) and adds
  * up to max_add pairs towards full: one batch inversion per call. */
-static int gpursa_pool_fill(gpursa_slot *s, gpursa_pair_pool *p, gpursa_queue_key *k,
+static int gpursa_pool_fill(gpursa_runner *s, gpursa_pair_pool *p, gpursa_queue_key *k,
                             size_t max_add)
 {
     size_t two_groups = 2 * p->group, add;
@@ -81,7 +81,7 @@ static int gpursa_pool_fill(gpursa_slot *s, gpursa_pair_pool *p, gpursa_queue_ke
         want = top;
     if (want < two_groups)
         want = two_groups;
-    if (want > s->cap)                   /* no more than the slot's batches hold */
+    if (want > s->cap)                   /* no more than the runner's batches hold */
         want = s->cap;
     if (want < p->group || !gpursa_pool_grow(p, want))
         return 0;
@@ -102,13 +102,13 @@ static int gpursa_pool_fill(gpursa_slot *s, gpursa_pair_pool *p, gpursa_queue_ke
 /*
  * Blinding pairs for m items of key k into r / rinv, from this runner's pool
  * for k; each pair leaves the pool once and is wiped there. The pool is
- * topped up while the device computes (gpursa_slot_topup), so a batch
+ * topped up while the device computes (gpursa_runner_topup), so a batch
  * normally finds its pairs ready; only a pool that runs dry (a first batch,
  * a burst larger than before) is filled here, on the batch's own time. The
  * pool belongs to the runner thread: no lock.
  */
-int gpursa_slot_pairs(gpursa_slot *s, gpursa_queue_key *k, size_t m,
-                             unsigned char *r, unsigned char *rinv)
+int gpursa_runner_pairs(gpursa_runner *s, gpursa_queue_key *k, size_t m,
+                        unsigned char *r, unsigned char *rinv)
 {
     gpursa_pair_pool *p = gpursa_pool_of(s, k);
     size_t len = k->len;
@@ -143,7 +143,7 @@ int gpursa_slot_pairs(gpursa_slot *s, gpursa_queue_key *k, size_t m,
  * chunk (doc/design.md, "What the queue's settings rest on").
  */
 #define GPURSA_TOPUP_CHUNK 512
-void gpursa_slot_topup(gpursa_slot *s, size_t n, gpursa_gpu_batch *batch)
+void gpursa_runner_topup(gpursa_runner *s, size_t n, gpursa_gpu_batch *batch)
 {
     const gpursa_gpu_backend_ops *ops = gpursa_dev_ops(s->dev);
 

@@ -80,7 +80,7 @@ static void gpursa_rt_release_thread_state(gpursa_qrt *rt)
     struct timespec until;
 
     for (int i = 0; i < rt->ndev; i++)
-        threads += (unsigned)rt->dev[i].nslots;
+        threads += (unsigned)rt->dev[i].nrunners;
     threads += (unsigned)rt->pool.nthreads;
     pthread_mutex_lock(&rt->tstate_mu);
     want = rt->tstate_done + threads;
@@ -91,8 +91,8 @@ static void gpursa_rt_release_thread_state(gpursa_qrt *rt)
         gpursa_dev *d = &rt->dev[i];
 
         pthread_mutex_lock(&d->mu);
-        for (int j = 0; j < d->nslots; j++)
-            pthread_cond_signal(&d->slots[j].cond);
+        for (int j = 0; j < d->nrunners; j++)
+            pthread_cond_signal(&d->runners[j].cond);
         pthread_mutex_unlock(&d->mu);
     }
     pthread_mutex_lock(&rt->pool.mu);
@@ -155,19 +155,6 @@ uint64_t gpursa_now_ns(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-const int gpursa_class_bits[GPURSA_NCLASS] = { 1024, 2048, 3072, 4096 };
-
-int gpursa_class_of_bits(int bits)
-{
-    switch (bits) {
-    case 1024: return 0;
-    case 2048: return 1;
-    case 3072: return 2;
-    case 4096: return 3;
-    default: return -1;
-    }
 }
 
 void gpursa_log_cfg(const gpursa_config *cfg, int level, const char *fmt, ...)
@@ -395,7 +382,7 @@ static gpursa_qrt *gpursa_rt_start(gpursa_queue *q, unsigned gen)
     gpursa_qrt *rt = calloc(1, sizeof(*rt));
     int count = 0, idx[GPURSA_MAX_DEVICES], nidx, ncpu = gpursa_ncpu();
     int host = q->ops == gpursa_gpu_backend(GPURSA_BACKEND_HOST);
-    int nslots;
+    int nrunners;
 
     if (rt == NULL)
         return NULL;
@@ -419,9 +406,9 @@ static gpursa_qrt *gpursa_rt_start(gpursa_queue *q, unsigned gen)
      * GPU nothing, and with max_wait_us 500 a busy process flushes a batch
      * every millisecond or so, more than eight runners keep up with
      * (doc/design.md, "What the queue's settings rest on"). */
-    nslots = host ? 2 : GPURSA_MAX_DEVICE_BATCHES;
+    nrunners = host ? 2 : GPURSA_MAX_DEVICE_BATCHES;
     for (int i = 0; i < nidx; i++)
-        if (gpursa_dev_start(rt, &rt->dev[rt->ndev], idx[i], nslots))
+        if (gpursa_dev_start(rt, &rt->dev[rt->ndev], idx[i], nrunners))
             rt->ndev++;
     if (rt->ndev > 0 && !gpursa_cpu_pool_start(rt, ncpu < 2 ? 2 : ncpu > 64 ? 64 : ncpu)) {
         atomic_store(&rt->stop, 1);
@@ -435,7 +422,7 @@ static gpursa_qrt *gpursa_rt_start(gpursa_queue *q, unsigned gen)
                      q->ops->name, count, q->cfg.devices);
     else
         gpursa_log_q(q, 2, "%s backend: %d device(s), %d batches in flight each, max_batch %u, "
-                     "max_wait_us %u, max_inflight %u", q->ops->name, rt->ndev, nslots,
+                     "max_wait_us %u, max_inflight %u", q->ops->name, rt->ndev, nrunners,
                      q->cfg.max_batch, q->cfg.max_wait_us, q->cfg.max_inflight);
     rt->live_next = gpursa_live_rts;
     gpursa_live_rts = rt;
@@ -597,13 +584,13 @@ static int gpursa_private_async(gpursa_qrt *rt, gpursa_dev *d, gpursa_req *r)
      * application (openssl speed -async_jobs N) would run every job inline,
      * one after another, and never show the queue a second request. A lone
      * request instead reaches the CPU workers after a short grace (see
-     * gpursa_class_deadline). Where the device can never win (crossover
+     * gpursa_pend_deadline). Where the device can never win (crossover
      * "never"), queueing gains nothing: compute inline, without a pause. The
      * arrival feeds the rate estimate either way (for a queued request in
      * the same lock as the enqueue: one lock per operation). */
-    if (atomic_load(&d->xover[r->key->cls]) == INT_MAX
+    if (atomic_load(&d->xover[r->key->size_index]) == INT_MAX
         || (w = gpursa_wake_for_current_job()) == NULL) {
-        gpursa_dev_decide(d, r->key->cls);
+        gpursa_dev_decide(d, r->key->size_index);
         return 0;                        /* caller computes inline */
     }
     /* The job's own reference: it drains the fd after every resume, even if
@@ -615,7 +602,7 @@ static int gpursa_private_async(gpursa_qrt *rt, gpursa_dev *d, gpursa_req *r)
      * yields once (fd signalled, so the application resumes it at once); if
      * no job of another wait context ran an operation meanwhile, it is
      * alone and computes inline. */
-    if (same && !gpursa_dev_decide(d, r->key->cls)) {
+    if (same && !gpursa_dev_decide(d, r->key->size_index)) {
         unsigned long before = gpursa_tl_switches;
 
         counted = 1;
@@ -703,15 +690,15 @@ int gpursa_queue_private(gpursa_queue *q, gpursa_queue_key *qk,
 int gpursa_queue_min_gpu_batch(gpursa_queue *q, int modulus_bits)
 {
     gpursa_qrt *rt;
-    int cls = gpursa_class_of_bits(modulus_bits);
+    int si = gpursa_size_index(modulus_bits);
 
-    if (q == NULL || cls < 0)
+    if (q == NULL || si < 0)
         return -1;
     rt = atomic_load_explicit(&q->rt, memory_order_acquire);
     if (rt == NULL || rt->gen != gpursa_q_fork_gen() || rt->ndev == 0)
         return q->cfg.min_gpu_batch;
     {
-        int v = atomic_load(&rt->dev[0].xover[cls]);
+        int v = atomic_load(&rt->dev[0].xover[si]);
 
         return v < 0 ? -1 : v;
     }

@@ -12,7 +12,6 @@
 #include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include "gpu/gpursa_env.h"     /* gpursa_getenv, for every layer */
 #include "gpu/gpursa_gpu.h"
 
 #ifdef __cplusplus
@@ -98,8 +97,6 @@ const char *gpursa_config_backend_name(gpursa_cfg_backend b);
 /* Where an operation was computed, for the counters by key size: a gpu/
  * backend (CUDA or host), the CPU workers, or the calling thread itself. */
 enum { GPURSA_PATH_GPU, GPURSA_PATH_HOST, GPURSA_PATH_CPU, GPURSA_PATH_INLINE, GPURSA_NPATHS };
-/* Key sizes counted apart: 1024, 2048, 3072, 4096 bits, and any other. */
-#define GPURSA_NSIZES 5
 /* Batch sizes: at most 1, 2, 4, ..., 2^20 items (max_batch's largest), more. */
 #define GPURSA_BATCH_BUCKETS 22
 
@@ -119,8 +116,9 @@ typedef struct {
     atomic_uint_fast64_t recomputed;         /* results of a batch that failed (faults,
                                               * bad items) recomputed on the CPU */
     /* ops_gpu + ops_host + ops_cpu again, by path and key size (ops_cpu is
-     * GPURSA_PATH_CPU + GPURSA_PATH_INLINE): gpursa_stats_ops counts both */
-    atomic_uint_fast64_t ops_by_size[GPURSA_NPATHS][GPURSA_NSIZES];
+     * GPURSA_PATH_CPU + GPURSA_PATH_INLINE): gpursa_stats_ops counts both.
+     * The sizes are gpursa_size_bits' and, at index GPURSA_NSIZES, any other. */
+    atomic_uint_fast64_t ops_by_size[GPURSA_NPATHS][GPURSA_NSIZES + 1];
     atomic_uint_fast64_t batch_sizes[GPURSA_BATCH_BUCKETS]; /* batches by size (not cumulative) */
     struct gpursa_stages *stages;            /* NULL, or where GPU batches' stage times go */
 } gpursa_stats;
@@ -131,10 +129,8 @@ void gpursa_stats_ops(gpursa_stats *st, int path, size_t len, uint64_t n);
 /* Counts one batch of n items run by a gpu/ backend: batches, batch_items,
  * batch_sizes. */
 void gpursa_stats_batch(gpursa_stats *st, size_t n);
-/* The batch_sizes bucket of a batch of n items, and the bits of a
- * GPURSA_NSIZES index (0 for "other"). */
+/* The batch_sizes bucket of a batch of n items. */
 unsigned gpursa_stats_batch_bucket(size_t n);
-int gpursa_stats_size_bits(int size_index);
 
 /*
  * Where a GPU request's time goes, for finding a latency tail (the provider

@@ -5,7 +5,7 @@
  * Shape: a gpursa_queue (created by the provider, cheap) owns at most one
  * live runtime (gpursa_qrt) per process. The runtime holds, per device, a
  * dispatcher thread that decides when a batch flushes and up to
- * GPURSA_MAX_DEVICE_BATCHES runner threads ("slots") that each blind,
+ * GPURSA_MAX_DEVICE_BATCHES runner threads that each blind,
  * submit, wait for and complete one batch at a time, so that batches
  * overlap on the device (device_batches sets how many); and a pool of CPU
  * workers for small batches and failed batches. A child after fork() sees a
@@ -21,7 +21,6 @@
 #include <openssl/bn.h>
 #include "queue/gpursa_queue.h"
 
-#define GPURSA_NCLASS 4          /* modulus sizes 1024, 2048, 3072, 4096 */
 #define GPURSA_MAX_DEVICES 16
 #define GPURSA_MAX_KEY_BYTES 512
 /* Blinding pairs a runner keeps per key. A new pool holds GPURSA_POOL_FIRST
@@ -90,7 +89,7 @@ struct gpursa_queue_key {
     size_t len;                  /* modulus bytes */
     int bits;                    /* gpu modulus bits, 0 = CPU only */
     atomic_int refused;          /* a backend refused the upload: CPU only from now */
-    int cls;                     /* size class */
+    int size_index;              /* in gpursa_size_bits; -1 with bits 0 */
     unsigned char *mat;          /* one allocation holding the copied material */
     size_t mat_len;
     gpursa_rsa_key_material km;  /* points into mat */
@@ -106,25 +105,26 @@ struct gpursa_queue_key {
  * runner's batch (it cannot be freed then). */
 typedef struct {
     uint64_t key_id;             /* gpursa_queue_key.id (never reused), 0 = free */
-    uint64_t last_use;           /* slot batch_no of the last batch that used it */
+    uint64_t last_use;           /* runner batch_no of the last batch that used it */
     size_t len, n, cap;          /* bytes per number, pairs held, room */
     size_t group;                /* the largest group served since the last refill */
     int filling;                 /* a refill is under way (topped up in chunks) */
     unsigned char *r, *rinv;     /* cap * len each */
 } gpursa_pair_pool;
 
-/* One batch in preparation or on the device, reused for the runtime's life. */
-typedef struct gpursa_slot {
+/* A runner thread and its batch in preparation or on the device, reused for
+ * the runtime's life. */
+typedef struct gpursa_runner {
     gpursa_dev *dev;
     pthread_t th;
     pthread_cond_t cond;         /* with dev->mu: the dispatcher filled it */
     int filled;                  /* 1 while it holds a batch */
     int measure;                 /* time the crossover first */
     int quit;                    /* under dev->mu: the runner exits */
-    int cls;
+    int size_index;              /* the batch's key size (gpursa_size_bits) */
     uint64_t t_flush_ns;         /* when the dispatcher handed it the batch (stage times) */
     gpursa_req_list reqs;        /* the requests, in order */
-    gpursa_gpu_batch *batch[GPURSA_NCLASS];
+    gpursa_gpu_batch *batch[GPURSA_NSIZES];
     /* staging, grown on demand to the largest batch seen */
     size_t cap;
     gpursa_req **rv;
@@ -132,37 +132,37 @@ typedef struct gpursa_slot {
     gpursa_gpu_item *items;
     unsigned char *rbuf, *rinvbuf, *outbuf;
     BN_CTX *bnctx;
-    /* blinding pairs made ahead, per key (see gpursa_slot_pairs) */
+    /* blinding pairs made ahead, per key (see gpursa_runner_pairs) */
     uint64_t batch_no;           /* batches run: the pools' LRU clock */
     gpursa_pair_pool pools[GPURSA_POOL_KEYS];
-} gpursa_slot;
+} gpursa_runner;
 
 struct gpursa_dev {
     gpursa_qrt *rt;
     int index;                   /* backend device index */
-    int slot_no;                 /* position in rt->dev[] */
+    int dev_no;                  /* position in rt->dev[] */
     gpursa_gpu_device *gd;
-    pthread_mutex_t mu;          /* pending lists, slots, state */
-    pthread_cond_t cond;         /* dispatcher: work arrived, a slot freed, stop */
-    pthread_mutex_t key_mu;      /* uploads into gpursa_queue_key.dev[slot_no] */
-    pthread_mutex_t batch_mu;    /* the slots' batch[] (gpursa_slot_batch) */
+    pthread_mutex_t mu;          /* pending lists, runners, state */
+    pthread_cond_t cond;         /* dispatcher: work arrived, a runner freed, stop */
+    pthread_mutex_t key_mu;      /* uploads into gpursa_queue_key.dev[dev_no] */
+    pthread_mutex_t batch_mu;    /* the runners' batch[] (gpursa_runner_batch) */
     pthread_t disp;
-    gpursa_req_list pend[GPURSA_NCLASS];
-    atomic_int xover[GPURSA_NCLASS];
-    double gap_ns[GPURSA_NCLASS];      /* mean gap between arrivals (EWMA) */
-    uint64_t last_arrival[GPURSA_NCLASS];
+    gpursa_req_list pend[GPURSA_NSIZES];
+    atomic_int xover[GPURSA_NSIZES];
+    double gap_ns[GPURSA_NSIZES];      /* mean gap between arrivals (EWMA) */
+    uint64_t last_arrival[GPURSA_NSIZES];
     /* A small batch held past its deadline for company (gpursa_batch_policy.c):
      * held, and when the first request after that came (0: none yet). */
-    int held[GPURSA_NCLASS];
-    uint64_t wave_ns[GPURSA_NCLASS];
+    int held[GPURSA_NSIZES];
+    uint64_t wave_ns[GPURSA_NSIZES];
     atomic_long load;            /* requests queued or running here */
     int quit;                    /* under mu: the dispatcher exits */
-    int nslots;
-    int busy;                    /* slots filled */
+    int nrunners;
+    int busy;                    /* runners filled */
     size_t full_batch;           /* items that make a batch full: it goes at once */
     int max_busy;                /* batches in flight at most (device_batches) ... */
     int full_skips_cap;          /* ... but full ones (device_batches = auto, shared) */
-    gpursa_slot *slots;
+    gpursa_runner *runners;
     /* failure handling */
     int down;                    /* no batches until reopened */
     int keys_dropped;            /* under mu: down, and its key copies freed */
@@ -224,9 +224,6 @@ struct gpursa_queue {
 extern pthread_mutex_t gpursa_q_global_lock;
 unsigned gpursa_q_fork_gen(void);
 uint64_t gpursa_now_ns(void);
-int gpursa_class_of_bits(int bits);
-/* The modulus bits of each class. */
-extern const int gpursa_class_bits[GPURSA_NCLASS];
 /* A log line on stderr when cfg->log_level (or q's) allows level. */
 void gpursa_log_cfg(const gpursa_config *cfg, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -271,7 +268,7 @@ static inline const gpursa_gpu_backend_ops *gpursa_dev_ops(const gpursa_dev *d)
 }
 
 /* gpursa_device.c */
-int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nslots);
+int gpursa_dev_start(gpursa_qrt *rt, gpursa_dev *d, int index, int nrunners);
 void gpursa_dev_stop(gpursa_dev *d);
 void gpursa_dev_forget_key(gpursa_dev *d, gpursa_queue_key *qk);
 /* The key's GPU copy on this device, uploaded on first use. NULL with
@@ -294,35 +291,35 @@ void gpursa_dev_drop_keys_if_down(gpursa_dev *d);
 enum { GPURSA_SUBMIT_QUEUE = 0, GPURSA_SUBMIT_DECIDE = 1, GPURSA_SUBMIT_ARRIVAL = 2 };
 int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int mode);
 /* The decision alone (records the arrival): 1 if a batch is likely. */
-int gpursa_dev_decide(gpursa_dev *d, int cls);
+int gpursa_dev_decide(gpursa_dev *d, int si);
 /* Batches in flight at most and the size of a full batch, after each open. */
 void gpursa_dev_set_max_busy(gpursa_dev *d);
 /* The device's dispatcher thread (arg: the gpursa_dev). */
 void *gpursa_dispatcher(void *arg);
 
 /* gpursa_runner.c */
-/* A runner thread (arg: its gpursa_slot). */
-void *gpursa_runner(void *arg);
+/* A runner thread (arg: its gpursa_runner). */
+void *gpursa_runner_main(void *arg);
 /* Staging for at least n items. 1 ok, 0 out of memory. */
-int gpursa_slot_reserve(gpursa_slot *s, size_t n);
-/* This slot's reusable batch of class cls (made on first use); NULL on failure. */
-gpursa_gpu_batch *gpursa_slot_batch(gpursa_slot *s, int cls);
-void gpursa_slot_free_batches(gpursa_slot *s);
-/* Frees everything the slot owns, wiping its buffers and pools. */
-void gpursa_slot_release(gpursa_slot *s);
+int gpursa_runner_reserve(gpursa_runner *s, size_t n);
+/* This runner's reusable batch of key size si (made on first use); NULL on failure. */
+gpursa_gpu_batch *gpursa_runner_batch(gpursa_runner *s, int si);
+void gpursa_runner_free_batches(gpursa_runner *s);
+/* Frees everything the runner owns, wiping its buffers and pools. */
+void gpursa_runner_release(gpursa_runner *s);
 
 /* gpursa_crossover.c */
-/* Measures the crossover of the slot's class with key qk; stores it in
+/* Measures the crossover of the runner's key size with key qk; stores it in
  * the device's xover[] (1 if the measurement failed). */
-void gpursa_measure(gpursa_slot *s, gpursa_queue_key *qk);
+void gpursa_measure(gpursa_runner *s, gpursa_queue_key *qk);
 
 /* gpursa_pair_pool.c */
 void gpursa_pool_drop(gpursa_pair_pool *p);
 /* m pairs of key k into r / rinv (m * k->len bytes each). 1 ok, 0 fail. */
-int gpursa_slot_pairs(gpursa_slot *s, gpursa_queue_key *k, size_t m,
-                      unsigned char *r, unsigned char *rinv);
-/* While batch (the slot's n requests) computes: refills the pools it drew from. */
-void gpursa_slot_topup(gpursa_slot *s, size_t n, gpursa_gpu_batch *batch);
+int gpursa_runner_pairs(gpursa_runner *s, gpursa_queue_key *k, size_t m,
+                        unsigned char *r, unsigned char *rinv);
+/* While batch (the runner's n requests) computes: refills the pools it drew from. */
+void gpursa_runner_topup(gpursa_runner *s, size_t n, gpursa_gpu_batch *batch);
 
 /* gpursa_blinding.c */
 /* Fills items[i].r / rinv (into rbuf / rinvbuf) for n requests, all of the

@@ -84,8 +84,8 @@ int gpursa_queue_key_new(gpursa_queue *q, const gpursa_rsa_key_material *km,
     if (km->p != NULL && km->q != NULL && km->dp != NULL && km->dq != NULL
         && km->qinv != NULL && km->e != NULL && BN_is_odd(qk->n))
         qk->bits = gpursa_gpu_key_supported(&qk->km);
-    qk->cls = gpursa_class_of_bits(qk->bits);
-    if (qk->cls < 0 || qk->len > GPURSA_MAX_KEY_BYTES)
+    qk->size_index = gpursa_size_index(qk->bits);
+    if (qk->size_index < 0 || qk->len > GPURSA_MAX_KEY_BYTES)
         qk->bits = 0;
     if (qk->bits != 0) {
         if ((bnctx = BN_CTX_new()) == NULL || (qk->mont = BN_MONT_CTX_new()) == NULL

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Runner threads: each owns one slot, a batch in flight, with one reusable
+ * Runner threads: each owns a batch in flight, with one reusable
  * gpu batch per modulus size and staging buffers grown to the largest batch
  * seen. A runner gathers its requests with their keys' device copies,
  * blinds them, submits, tops up its blinding pairs while the device
@@ -15,7 +15,7 @@
 #include <openssl/err.h>
 #include "queue/gpursa_queue_int.h"
 
-int gpursa_slot_reserve(gpursa_slot *s, size_t n)
+int gpursa_runner_reserve(gpursa_runner *s, size_t n)
 {
     size_t max = s->dev->rt->q->cfg.max_batch, cap;
     size_t kb = GPURSA_MAX_KEY_BYTES;
@@ -44,18 +44,18 @@ int gpursa_slot_reserve(gpursa_slot *s, size_t n)
     return 1;
 }
 
-void gpursa_slot_free_batches(gpursa_slot *s)
+void gpursa_runner_free_batches(gpursa_runner *s)
 {
-    for (int c = 0; c < GPURSA_NCLASS; c++) {
-        if (s->batch[c] != NULL)
-            gpursa_dev_ops(s->dev)->batch_free(s->batch[c]);
-        s->batch[c] = NULL;
+    for (int si = 0; si < GPURSA_NSIZES; si++) {
+        if (s->batch[si] != NULL)
+            gpursa_dev_ops(s->dev)->batch_free(s->batch[si]);
+        s->batch[si] = NULL;
     }
 }
 
-void gpursa_slot_release(gpursa_slot *s)
+void gpursa_runner_release(gpursa_runner *s)
 {
-    gpursa_slot_free_batches(s);
+    gpursa_runner_free_batches(s);
     if (s->cap != 0) {
         OPENSSL_cleanse(s->rbuf, s->cap * GPURSA_MAX_KEY_BYTES);
         OPENSSL_cleanse(s->rinvbuf, s->cap * GPURSA_MAX_KEY_BYTES);
@@ -74,41 +74,41 @@ void gpursa_slot_release(gpursa_slot *s)
 }
 
 /*
- * This slot's reusable batch of class cls. The first batch of a class on a
- * device makes every slot's at once: a batch's pinned staging and device
+ * This runner's reusable batch of key size si. The first batch of a size on a
+ * device makes every runner's at once: a batch's pinned staging and device
  * buffers come from cudaHostAlloc / cudaMalloc, which hold up the device's
  * other CUDA calls (other runners' launches and waits) while they run, so
  * one made under load, when a sixteenth runner first gets work, would stall
  * the batches in flight and set the latency tail (doc/design.md, "What the
  * queue's settings rest on"). The memory is what a
- * busy process would take anyway: nslots batches of max_batch items per
- * modulus size used. A slot whose batch could not be made tries again at
+ * busy process would take anyway: nrunners batches of max_batch items per
+ * modulus size used. A runner whose batch could not be made tries again at
  * its own next batch.
  */
-gpursa_gpu_batch *gpursa_slot_batch(gpursa_slot *s, int cls)
+gpursa_gpu_batch *gpursa_runner_batch(gpursa_runner *s, int si)
 {
     gpursa_dev *d = s->dev;
     gpursa_gpu_batch *b;
 
     pthread_mutex_lock(&d->batch_mu);
-    if (s->batch[cls] == NULL) {
-        for (int i = 0; i < d->nslots; i++) {
-            gpursa_slot *o = &d->slots[i];
+    if (s->batch[si] == NULL) {
+        for (int i = 0; i < d->nrunners; i++) {
+            gpursa_runner *o = &d->runners[i];
 
-            if (o->batch[cls] == NULL
-                && gpursa_dev_ops(d)->batch_new(d->gd, gpursa_class_bits[cls],
+            if (o->batch[si] == NULL
+                && gpursa_dev_ops(d)->batch_new(d->gd, gpursa_size_bits[si],
                                                 d->rt->q->cfg.max_batch,
-                                                &o->batch[cls]) != GPURSA_GPU_OK)
-                o->batch[cls] = NULL;
+                                                &o->batch[si]) != GPURSA_GPU_OK)
+                o->batch[si] = NULL;
         }
     }
-    b = s->batch[cls];
+    b = s->batch[si];
     pthread_mutex_unlock(&d->batch_mu);
     return b;
 }
 
 /* Moves the items of requests [from, to) into the CPU list (order kept). */
-static void gpursa_slot_to_cpu(gpursa_slot *s, size_t from, size_t to, gpursa_req_list *cpu)
+static void gpursa_runner_to_cpu(gpursa_runner *s, size_t from, size_t to, gpursa_req_list *cpu)
 {
     for (size_t i = from; i < to; i++)
         gpursa_list_append(cpu, s->rv[i]);
@@ -118,7 +118,7 @@ static void gpursa_slot_to_cpu(gpursa_slot *s, size_t from, size_t to, gpursa_re
  * each run takes its pairs from the runner's pool for that key. Requests
  * whose blinding failed move to cpu; returns the number of items left
  * (compacted). */
-static size_t gpursa_slot_blind(gpursa_slot *s, size_t n, gpursa_req_list *cpu)
+static size_t gpursa_runner_blind(gpursa_runner *s, size_t n, gpursa_req_list *cpu)
 {
     size_t len = s->rv[0]->key->len, pos = 0, kept = 0;
 
@@ -138,14 +138,14 @@ static size_t gpursa_slot_blind(gpursa_slot *s, size_t n, gpursa_req_list *cpu)
                 end++;
             }
         }
-        if (gpursa_slot_pairs(s, k, end - pos, s->rbuf + kept * len,
-                              s->rinvbuf + kept * len)) {
+        if (gpursa_runner_pairs(s, k, end - pos, s->rbuf + kept * len,
+                                s->rinvbuf + kept * len)) {
             for (size_t i = pos; i < end; i++, kept++) {
                 s->rv[kept] = s->rv[i];
                 s->items[kept] = s->items[i];
             }
         } else {
-            gpursa_slot_to_cpu(s, pos, end, cpu);
+            gpursa_runner_to_cpu(s, pos, end, cpu);
         }
         pos = end;
     }
@@ -183,8 +183,8 @@ static void gpursa_mark(gpursa_stages *h, gpursa_marks *m, int at)
     m->c[at] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void gpursa_slot_stages(gpursa_slot *s, gpursa_stages *h, size_t n, const gpursa_marks *m,
-                               double kernel_s)
+static void gpursa_runner_stages(gpursa_runner *s, gpursa_stages *h, size_t n,
+                                 const gpursa_marks *m, double kernel_s)
 {
     static const int wall[][3] = {
         { GPURSA_STAGE_PREP, GPURSA_MARK_RUN, GPURSA_MARK_PREP },
@@ -211,7 +211,7 @@ static void gpursa_slot_stages(gpursa_slot *s, gpursa_stages *h, size_t n, const
         gpursa_stages_add(h, GPURSA_STAGE_TOTAL, gpursa_us(s->rv[i]->t_enq_ns, m->t[GPURSA_MARK_DONE]), 1);
 }
 
-static void gpursa_slot_run(gpursa_slot *s)
+static void gpursa_runner_run(gpursa_runner *s)
 {
     gpursa_dev *d = s->dev;
     gpursa_qrt *rt = d->rt;
@@ -232,8 +232,8 @@ static void gpursa_slot_run(gpursa_slot *s)
     s->batch_no++;
     if (s->measure)
         gpursa_measure(s, s->reqs.head->key);
-    if (!gpursa_slot_reserve(s, total > GPURSA_POOL ? total : GPURSA_POOL)
-        || (batch = gpursa_slot_batch(s, s->cls)) == NULL) {
+    if (!gpursa_runner_reserve(s, total > GPURSA_POOL ? total : GPURSA_POOL)
+        || (batch = gpursa_runner_batch(s, s->size_index)) == NULL) {
         atomic_fetch_add_explicit(&st->fb_gpu_error, total, memory_order_relaxed);
         gpursa_cpu_pool_push(rt, &s->reqs);
         return;
@@ -262,7 +262,7 @@ static void gpursa_slot_run(gpursa_slot *s)
     if (n == 0)
         goto end;
     len = s->rv[0]->key->len;
-    n = gpursa_slot_blind(s, n, &cpu);
+    n = gpursa_runner_blind(s, n, &cpu);
     if (n == 0)
         goto end;
 
@@ -270,7 +270,7 @@ static void gpursa_slot_run(gpursa_slot *s)
     rc = ops->batch_submit(batch, s->items, n);
     gpursa_mark(stages, &mk, GPURSA_MARK_SUB);
     if (rc == GPURSA_GPU_OK) {
-        gpursa_slot_topup(s, n, batch);  /* CPU work while the device computes */
+        gpursa_runner_topup(s, n, batch);  /* CPU work while the device computes */
         gpursa_mark(stages, &mk, GPURSA_MARK_TOP);
         rc = ops->batch_wait(batch);
         gpursa_mark(stages, &mk, GPURSA_MARK_HOME);
@@ -279,7 +279,7 @@ static void gpursa_slot_run(gpursa_slot *s)
     }
     if (rc != GPURSA_GPU_OK) {
         atomic_fetch_add_explicit(&st->fb_gpu_error, n, memory_order_relaxed);
-        gpursa_slot_to_cpu(s, 0, n, &cpu);
+        gpursa_runner_to_cpu(s, 0, n, &cpu);
         gpursa_dev_failed(d, rc);
         gpursa_dev_drop_keys_if_down(d);   /* before the requests go to the CPU */
         OPENSSL_cleanse(s->outbuf, n * len);
@@ -322,7 +322,7 @@ static void gpursa_slot_run(gpursa_slot *s)
         /* Before the answers go out: a caller may free its request then. */
         if (stages != NULL) {
             gpursa_mark(stages, &mk, GPURSA_MARK_DONE);
-            gpursa_slot_stages(s, stages, good, &mk, kernel_s);
+            gpursa_runner_stages(s, stages, good, &mk, kernel_s);
         }
         gpursa_req_complete_ok(rt, d, s->rv, good, s->wv);
         atomic_fetch_add_explicit(&st->recomputed, redo.count, memory_order_relaxed);
@@ -340,9 +340,9 @@ end:
     gpursa_cpu_pool_push(rt, &cpu);
 }
 
-void *gpursa_runner(void *arg)
+void *gpursa_runner_main(void *arg)
 {
-    gpursa_slot *s = arg;
+    gpursa_runner *s = arg;
     gpursa_dev *d = s->dev;
     unsigned tstate_seen = 0;
 
@@ -360,7 +360,7 @@ void *gpursa_runner(void *arg)
         if (!s->filled)
             break;
         pthread_mutex_unlock(&d->mu);
-        gpursa_slot_run(s);
+        gpursa_runner_run(s);
         gpursa_dev_drop_keys_if_down(d);   /* the last batch of a device gone down */
         pthread_mutex_lock(&d->mu);
         s->filled = 0;

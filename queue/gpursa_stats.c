@@ -4,21 +4,15 @@
  * by path and key size, batches by size. Relaxed atomics: each counter is
  * exact on its own; a reader sees them a few increments apart at most.
  */
+#include <limits.h>
 #include "queue/gpursa_queue.h"
 
-static const int gpursa_size_bits[GPURSA_NSIZES] = { 1024, 2048, 3072, 4096, 0 };
-
-int gpursa_stats_size_bits(int size_index)
-{
-    return size_index >= 0 && size_index < GPURSA_NSIZES ? gpursa_size_bits[size_index] : 0;
-}
-
+/* The ops_by_size index of a modulus of len bytes. */
 static int gpursa_stats_size_index(size_t len)
 {
-    for (int i = 0; i < GPURSA_NSIZES - 1; i++)
-        if ((size_t)gpursa_size_bits[i] == len * 8)
-            return i;
-    return GPURSA_NSIZES - 1;
+    int si = len <= INT_MAX / 8 ? gpursa_size_index((int)(len * 8)) : -1;
+
+    return si >= 0 ? si : GPURSA_NSIZES;
 }
 
 void gpursa_stats_ops(gpursa_stats *st, int path, size_t len, uint64_t n)

@@ -3,7 +3,11 @@
 # openssl list shows gpursa (name, version, build info, status) loaded from
 # conf/openssl.cnf and from -provider; a bad GPURSA_* value fails the load
 # with a gpursa error naming the key and the value.
-. "$(dirname "$0")/common.sh"
+set -u
+. "$(dirname "$0")/../lib.sh"
+require_module
+make_tmp
+use_conf
 
 ossl list -providers -verbose > "$TMP/list" 2>&1 || { cat "$TMP/list"; fail "openssl list -providers"; }
 grep -q '^  gpursa$' "$TMP/list" || fail "gpursa not listed with conf/openssl.cnf"

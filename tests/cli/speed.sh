@@ -4,7 +4,11 @@
 # stats line shows the private-key operations went through gpursa. The sign/s
 # figure is read with bench/speed-rates.awk, the parser of bench/run-speed.sh,
 # which must read the tables of OpenSSL 3.0 and of 3.5 alike.
-. "$(dirname "$0")/common.sh"
+set -u
+. "$(dirname "$0")/../lib.sh"
+require_module
+make_tmp
+use_conf
 expect_op signature
 rates() { awk -f "$GPURSA_TOP_SRCDIR/bench/speed-rates.awk" "$@"; }
 
@@ -32,6 +36,6 @@ GPURSA_STATS=1 ossl speed -seconds 1 -provider gpursa -provider default rsa2048 
     > "$TMP/out" 2> "$TMP/err" || { cat "$TMP/out" "$TMP/err"; fail "openssl speed"; }
 signs=$(rates "$TMP/out" | sed -n 's/^2048 //p')
 [ -n "$signs" ] || { cat "$TMP/out"; fail "no rsa 2048 result line"; }
-ops=$(stats_private_ops "$TMP/err")
+ops=$(stats_ops "$TMP/err")
 [ "$ops" -gt 0 ] || { cat "$TMP/err"; fail "gpursa did no private operations"; }
 pass "rsa2048 $signs sign/s, gpursa private ops: $ops ($(grep '^gpursa: ops' "$TMP/err"))"

@@ -3,7 +3,11 @@
 # s_server with gpursa (conf/openssl.cnf) and s_client handshakes: TLS 1.3,
 # TLS 1.2 ECDHE-RSA and TLS 1.2 RSA key exchange. The server's stats line
 # shows its private-key operations went through gpursa.
-. "$(dirname "$0")/common.sh"
+set -u
+. "$(dirname "$0")/../lib.sh"
+require_module
+make_tmp
+use_conf
 expect_op signature
 expect_op asymcipher
 
@@ -12,7 +16,7 @@ ossl_default req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -days 1 \
 
 # port 0: the kernel picks a free port, s_server prints it
 # -www: the server answers HTTP and never reads its own stdin (which is /dev/null here)
-GPURSA_STATS=1 timeout 60 "$OPENSSL" s_server -www -accept 127.0.0.1:0 -naccept 3 \
+GPURSA_STATS=1 timeout "$TIMEOUT" "$OPENSSL" s_server -www -accept 127.0.0.1:0 -naccept 3 \
     -cert "$TMP/cert.pem" -key "$TMP/key.pem" > "$TMP/server.out" 2> "$TMP/server.err" &
 server=$!
 BG_PIDS="$server"
@@ -48,6 +52,6 @@ pass "TLS 1.2 AES128-GCM-SHA256 (RSA key exchange) handshake"
 # -naccept 3: the server exits now and prints gpursa's stats at unload
 wait "$server" || { cat "$TMP/server.err"; fail "s_server failed"; }
 BG_PIDS=""
-ops=$(stats_private_ops "$TMP/server.err")
+ops=$(stats_ops "$TMP/server.err")
 [ "$ops" -ge 3 ] || { cat "$TMP/server.err"; fail "server's gpursa did $ops private operations, expected >= 3"; }
 pass "server private ops through gpursa: $ops ($(grep '^gpursa: ops' "$TMP/server.err"))"

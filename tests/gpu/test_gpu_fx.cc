@@ -224,18 +224,13 @@ static gpursa_cuda_args batch_args(batch *b)
 /* Per size: key 0 random primes, e = 65537; key 1 p just above 2^(h-1), q
  * just below 2^h, e = 3; key 2 the same shape with p > q, e = 65537. */
 #define FX_KEYS 3
-static gt_rsa_key keys[4][FX_KEYS];
-static gpursa_rsa_keydata *kds[4][FX_KEYS];
-static int keys_made[4];
-
-static int size_index(int bits)
-{
-    return bits / 1024 - 1;
-}
+static gt_rsa_key keys[GPURSA_NSIZES][FX_KEYS];
+static gpursa_rsa_keydata *kds[GPURSA_NSIZES][FX_KEYS];
+static int keys_made[GPURSA_NSIZES];
 
 static void keys_make(int bits, int nkeys)
 {
-    const int z = size_index(bits);
+    const int z = gpursa_size_index(bits);
     for (int s = keys_made[z]; s < nkeys; s++) {
         gt_rsa_keygen(&keys[z][s], bits, s == 1 ? 3 : 65537, s);
         kds[z][s] = (gpursa_rsa_keydata *)malloc(sizeof(gpursa_rsa_keydata));
@@ -306,7 +301,7 @@ static void make_input(mpz_t c, const gt_rsa_key *kk, int k, int nl)
 START_TEST(test_good)
 {
     const fx_config *c = &configs[_i].c;
-    const int z = size_index(c->bits), nl = c->bits / 32, count = configs[_i].items;
+    const int z = gpursa_size_index(c->bits), nl = c->bits / 32, count = configs[_i].items;
     batch b;
     mpz_t x, want, got;
     mpz_inits(x, want, got, NULL);
@@ -339,7 +334,7 @@ END_TEST
 START_TEST(test_bad)
 {
     const fx_config *c = &configs[_i].c;
-    const int z = size_index(c->bits), nl = c->bits / 32, ncases = 5;
+    const int z = gpursa_size_index(c->bits), nl = c->bits / 32, ncases = 5;
     const int count = c->bits <= 2048 ? 2 * ncases : ncases;
     const gt_rsa_key *kk = &keys[z][0];
     gpursa_rsa_keydata *wrong_dp = (gpursa_rsa_keydata *)malloc(sizeof(*wrong_dp));
@@ -444,7 +439,7 @@ static int nconfigs;
 START_TEST(test_ct)
 {
     const fx_config *c = &configs[_i];
-    const int z = size_index(c->bits), nl = c->bits / 32;
+    const int z = gpursa_size_index(c->bits), nl = c->bits / 32;
     const gt_rsa_key *kk = &keys[z][0];
     gpursa_rsa_keydata *priv = (gpursa_rsa_keydata *)malloc(sizeof(gpursa_rsa_keydata));
     batch b;

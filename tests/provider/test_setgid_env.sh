@@ -6,14 +6,9 @@
 # program's group. unload_exit signs once through gpursa with the variable
 # set: run plainly the metrics file appears; run as a setgid copy it does
 # not, and the signature is still made.
-if [ -z "${OPENSSL_MODULES:-}" ] || [ ! -e "$OPENSSL_MODULES/gpursa.so" ]; then
-    echo "gpursa.so not found in OPENSSL_MODULES=${OPENSSL_MODULES:-}: run through make check"
-    exit 77
-fi
-if [ "$(id -u)" != 0 ]; then
-    echo "SKIP: making a copy setgid to a group the caller is not in needs root"
-    exit 77
-fi
+. "$(dirname "$0")/../lib.sh"
+require_module
+[ "$(id -u)" = 0 ] || skip "making a copy setgid to a group the caller is not in needs root"
 # A group the caller is not in: nogroup if so, else the first such in /etc/group.
 mine=" $(id -G) "
 grp=
@@ -24,17 +19,13 @@ for g in nogroup nobody $(cut -d: -f1 /etc/group); do
     grp=$g
     break
 done
-if [ -z "$grp" ]; then
-    echo "SKIP: no group the caller is not in"
-    exit 77
-fi
+[ -n "$grp" ] || skip "no group the caller is not in"
 # In the build tree, not /tmp: a nosuid /tmp would make the setgid bit void.
 T=$(mktemp -d "$PWD/test_setgid_env.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT
 chmod 755 "$T"
 if findmnt -no OPTIONS -T "$T" 2>/dev/null | tr ',' '\n' | grep -qx nosuid; then
-    echo "SKIP: $T is on a nosuid filesystem"
-    exit 77
+    skip "$T is on a nosuid filesystem"
 fi
 cp ./unload_exit "$T/plain" && cp ./unload_exit "$T/sgid" || exit 99
 chgrp "$grp" "$T/sgid" && chmod 2755 "$T/sgid" || exit 99

@@ -82,7 +82,7 @@ static void key_free(gpursa_queue_key *qk)
     free(qk->mat);
 }
 
-/* A runner slot's scratch for the call (a BN_CTX) and the two
+/* A runner's scratch for the call (a BN_CTX) and the two
  * buffers of k pairs with guard bytes around them. */
 typedef struct {
     size_t k, len;

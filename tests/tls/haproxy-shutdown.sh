@@ -3,7 +3,7 @@
 # HAProxy with gpursa stops cleanly while handshakes with async operations are in flight:
 # soft-stop (SIGUSR1), soft-stop ended by hard-stop-after, and SIGTERM, which HAProxy
 # (not in master-worker mode) leaves to the kernel's default action: status 143.
-. "${srcdir:-$(dirname "$0")}/common.sh"
+. "${srcdir:-$(dirname "$0")}/servers.sh"
 tls_setup haproxy
 tls_test_shutdown USR1 0
 tls_test_shutdown USR1 0 stall

@@ -3,9 +3,9 @@
 # Async-mode nginx with gpursa survives clients that hang up or reset while their
 # handshake's ASYNC job is paused on its queued signature (and those that send garbage),
 # and leaks no fds (sockets, gpursa's eventfds) or memory (SSL objects, paused jobs and
-# their stacks) over many handshakes (thresholds in common.sh); every process prints
+# their stacks) over many handshakes (thresholds in servers.sh); every process prints
 # gpursa's stats line at its graceful exit, so none kept a job holding gpursa.
-. "${srcdir:-$(dirname "$0")}/common.sh"
+. "${srcdir:-$(dirname "$0")}/servers.sh"
 # Each signature waits 20 ms in the queue for its batch to fill, so a client that sends
 # its ClientHello and hangs up leaves while its job is paused.
 export GPURSA_MAX_WAIT_US=${GPURSA_MAX_WAIT_US:-20000}

@@ -4,7 +4,7 @@
 # and 1.3 handshakes with RSA-2048 and RSA-4096 keys from openssl s_client, curl and
 # h2load; each signs exactly once through gpursa, and the signatures of handshakes in
 # flight together in a worker run in one batch (mean batch above 1).
-. "${srcdir:-$(dirname "$0")}/common.sh"
+. "${srcdir:-$(dirname "$0")}/servers.sh"
 # A signature waits up to 20 ms for others to join its batch: handshakes that a worker has
 # in flight together then share a batch even where the clients' connections trickle in
 # (the sanitizer trees). Stock nginx, one handshake at a time per worker, still makes

@@ -5,7 +5,7 @@
 # service goes on: the clients' connections are answered, closed or reset (none hangs),
 # new handshakes all succeed and both workers sign through gpursa, and the server then
 # stops cleanly with the stats lines of the master and the two live workers.
-. "${srcdir:-$(dirname "$0")}/common.sh"
+. "${srcdir:-$(dirname "$0")}/servers.sh"
 export GPURSA_MAX_WAIT_US=${GPURSA_MAX_WAIT_US:-50000}
 TLS_WORKERS=2
 tls_setup_nginx_async

@@ -10,7 +10,7 @@
 # - after the quit the master and every worker that ever ran are gone, the exit is clean,
 #   and every worker printed gpursa's stats line (it unloaded gpursa: no paused job kept
 #   it referenced), together counting a signature for every answered connection.
-. "${srcdir:-$(dirname "$0")}/common.sh"
+. "${srcdir:-$(dirname "$0")}/servers.sh"
 # Each signature waits up to 50 ms in the queue: the signals find handshakes paused.
 export GPURSA_MAX_WAIT_US=${GPURSA_MAX_WAIT_US:-50000}
 TLS_WORKERS=2

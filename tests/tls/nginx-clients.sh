@@ -2,6 +2,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # nginx with gpursa: full TLS 1.2 and 1.3 handshakes from openssl s_client, curl and h2load,
 # all signed through gpursa (its stats count exactly one operation per handshake).
-. "${srcdir:-$(dirname "$0")}/common.sh"
+. "${srcdir:-$(dirname "$0")}/servers.sh"
 tls_setup nginx
 tls_test_clients

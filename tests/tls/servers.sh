@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# tests/tls/common.sh: sourced (bash) by the server tests in this folder.
+# tests/tls/servers.sh: sourced (bash) by the server tests in this folder (and by
+# bench/tls-handshake.sh); it sources tests/lib.sh.
 #
 # Starts HAProxy or nginx from the templates in conf/ on a free loopback port with a fresh
 # RSA certificate, drives real clients at it (openssl s_client, curl, h2load, and
@@ -24,8 +25,7 @@
 set -u
 PATH=$PATH:/usr/sbin:/sbin
 srcdir=${srcdir:-$(dirname "$0")}
-TLS_TOP_SRCDIR=${GPURSA_TOP_SRCDIR:-$srcdir/../..}
-OPENSSL=${OPENSSL:-openssl}
+. "$srcdir/../lib.sh"
 TLS_WITH_GPURSA=${TLS_WITH_GPURSA:-1}
 TLS_BITS=${TLS_BITS:-2048}
 TLS_SERVER=""   # haproxy | nginx
@@ -44,14 +44,13 @@ TLS_HEAP=0      # 1: tls_start preloads heapcount.so into the server (tls_heap_k
 TLS_HEAPCOUNT=${TLS_HEAPCOUNT:-${GPURSA_TOP_BUILDDIR:-$srcdir/../..}/tests/tls/.libs/heapcount.so}
 
 tls_note() { echo "# $*"; }
-tls_skip() { echo "SKIP: $*"; exit 77; }
+# tls_fail MESSAGE: fail, after the last lines of the server's stderr.
 tls_fail() {
-    echo "FAIL: $*"
     if [ -n "$TLS_WORK" ] && [ -s "$TLS_WORK/server.err" ]; then
         echo "--- last lines of $TLS_SERVER's stderr:"
         tail -n 30 "$TLS_WORK/server.err"
     fi
-    exit 1
+    fail "$@"
 }
 
 # tls_setup SERVER: skip unless SERVER and the clients are installed; make the folder
@@ -61,14 +60,14 @@ tls_setup() {
     TLS_SERVER=$1
     if [ "$TLS_SERVER" = nginx ]; then
         command -v "$TLS_NGINX" >/dev/null ||
-            tls_skip "$TLS_NGINX is not installed (Debian: apt-get install nginx)"
+            skip "$TLS_NGINX is not installed (Debian: apt-get install nginx)"
     else
         command -v "$TLS_SERVER" >/dev/null ||
-            tls_skip "$TLS_SERVER is not installed (Debian: apt-get install $TLS_SERVER)"
+            skip "$TLS_SERVER is not installed (Debian: apt-get install $TLS_SERVER)"
     fi
     for bin in "$OPENSSL" curl h2load python3; do
         command -v "$bin" >/dev/null ||
-            tls_skip "client $bin is not installed (tests/install-deps.sh installs it)"
+            skip "client $bin is not installed (tests/install-deps.sh installs it)"
     done
     if [ "$TLS_WITH_GPURSA" = 1 ]; then
         [ -f "${OPENSSL_MODULES:-}/gpursa.so" ] ||
@@ -79,7 +78,8 @@ tls_setup() {
     else
         tls_note "$TLS_SERVER with OpenSSL's default provider only, RSA-$TLS_BITS"
     fi
-    TLS_WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpursa-tls.XXXXXX") || tls_fail "mktemp"
+    make_tmp
+    TLS_WORK=$TMP
     chmod 755 "$TLS_WORK"   # nginx workers drop root privileges
     trap tls_cleanup EXIT
     tls_make_cert "$TLS_BITS"
@@ -93,8 +93,8 @@ tls_setup_nginx_async() {
         TLS_NGINX=$TLS_NGINX_ASYNC
     else
         prefix=${GPURSA_NGINX_ASYNC_PREFIX:-${GPURSA_TOP_BUILDDIR:-$(pwd)/../..}/tests/tls/nginx-async}
-        out=$("$TLS_TOP_SRCDIR/bench/build-async-nginx.sh" "$prefix" 2>&1) || rc=$?
-        [ "$rc" = 77 ] && tls_skip "$out"
+        out=$("$GPURSA_TOP_SRCDIR/bench/build-async-nginx.sh" "$prefix" 2>&1) || rc=$?
+        [ "$rc" = 77 ] && skip "$out"
         [ "$rc" = 0 ] || tls_fail "cannot build asynch_mode_nginx: $out"
         TLS_NGINX=$prefix/sbin/nginx
     fi
@@ -102,7 +102,7 @@ tls_setup_nginx_async() {
     TLS_NGINX_WRAPPER=${TLS_SERVER_WRAPPER:-}
     # as conf/nginx-async.conf says to start it (gpursa reads it in the master)
     export GPURSA_MIN_GPU_BATCH=${GPURSA_MIN_GPU_BATCH:-1}
-    "$TLS_NGINX" -V 2>&1 | grep -q 'nginx version' || tls_skip "$TLS_NGINX does not run"
+    "$TLS_NGINX" -V 2>&1 | grep -q 'nginx version' || skip "$TLS_NGINX does not run"
     tls_setup nginx
     tls_note "nginx: $TLS_NGINX ($("$TLS_NGINX" -v 2>&1 | sed 's/.*: //')), conf/$TLS_NGINX_CONF"
 }
@@ -113,11 +113,8 @@ tls_cleanup() {
     if [ -n "$TLS_PID" ] && kill -0 "$TLS_PID" 2>/dev/null; then
         tls_kill_server
     fi
-    if [ "${TLS_KEEP:-0}" = 1 ]; then
-        echo "# work folder kept: $TLS_WORK"
-    else
-        rm -rf "$TLS_WORK"
-    fi
+    KEEP_TMP=${TLS_KEEP:-0}
+    cleanup
 }
 
 # A self-signed certificate for localhost and 127.0.0.1, made with the default provider.
@@ -142,7 +139,7 @@ tls_render() {
         -e "s|@MAXCONN@|${TLS_MAXCONN:-2000}|g" \
         -e "s|@HARD_STOP_AFTER@|${TLS_HARD_STOP_AFTER:-10s}|g" \
         -e "s|@MAXPIPES@|$((${TLS_MAXCONN:-2000} / 2))|g" \
-        "$TLS_TOP_SRCDIR/conf/$1" >"$2" || tls_fail "cannot render conf/$1"
+        "$GPURSA_TOP_SRCDIR/conf/$1" >"$2" || tls_fail "cannot render conf/$1"
     if grep -v '^[[:space:]]*#' "$2" | grep '@[A-Z_]*@'; then
         tls_fail "conf/$1: placeholder left unfilled"
     fi
@@ -176,7 +173,7 @@ tls_start() {
         nginx)
             tls_render "$TLS_NGINX_CONF" "$TLS_WORK/nginx.conf"
             if [ "$TLS_WITH_GPURSA" = 1 ]; then
-                OPENSSL_CONF=$TLS_TOP_SRCDIR/conf/openssl.cnf "${preload[@]}" \
+                OPENSSL_CONF=$GPURSA_TOP_SRCDIR/conf/openssl.cnf "${preload[@]}" \
                     ${TLS_NGINX_WRAPPER:-} "$TLS_NGINX" -p "$TLS_WORK" -c "$TLS_WORK/nginx.conf" \
                     -e stderr >>"$TLS_WORK/server.err" 2>&1 &
             else
@@ -295,11 +292,10 @@ tls_check_crash() {
     fi
 }
 
-# tls_stats_ops: total of gpursa's operations (gpu + host + cpu) over every stats line in
-# the server's stderr (one per process that loaded gpursa); prints "lines gpu host cpu".
+# tls_stats: gpursa's operations over every stats line in the server's stderr (one per
+# process that loaded gpursa), as "lines gpu host cpu".
 tls_stats() {
-    sed -n 's/^gpursa: ops gpu=\([0-9]*\) host=\([0-9]*\) cpu=\([0-9]*\).*/\1 \2 \3/p' \
-        "$TLS_WORK/server.err" |
+    stats_lines "$TLS_WORK/server.err" |
         awk '{ g += $1; h += $2; c += $3; n++ } END { print n + 0, g + 0, h + 0, c + 0 }'
 }
 
@@ -689,8 +685,8 @@ tls_scaled() {
 # tls_batches: over every stats line in the server's stderr, "batches items cpu": the
 # batches gpursa formed, the operations they held (gpu + host), those on its CPU workers.
 tls_batches() {
-    sed -n 's/^gpursa: ops gpu=\([0-9]*\) host=\([0-9]*\) cpu=\([0-9]*\) batches=\([0-9]*\) .*/\4 \1 \2 \3/p' \
-        "$TLS_WORK/server.err" | awk '{ b += $1; i += $2 + $3; c += $4 } END { print b + 0, i + 0, c + 0 }'
+    stats_lines "$TLS_WORK/server.err" |
+        awk '{ i += $1 + $2; c += $3; b += $4 } END { print b + 0, i + 0, c + 0 }'
 }
 
 # tls_expect_batches: (after tls_stop) every operation ran in one of gpursa's batches (none

@@ -7,7 +7,7 @@
 #ifdef HAVE_SYS_AUXV_H
 #include <sys/auxv.h>
 #endif
-#include "gpu/gpursa_env.h"
+#include "provider/gpursa_env.h"
 
 #ifndef HAVE_SECURE_GETENV
 /* The kernel's AT_SECURE where there is one (set for setuid, setgid and
