@@ -42,6 +42,17 @@
 #   nginx async-gpursa-mps   (default) the same under NVIDIA MPS (nvidia-cuda-mps-control
 #                            -d, pipe and log folders in a temporary folder, stopped after
 #                            the run): the workers' kernels run concurrently on the GPU
+#   nginx async-gpursa-mps-outage
+#                            (on demand) async-gpursa-mps whose MPS control daemon is
+#                            stopped under load and started again: after the warm-up,
+#                            DURATION s as usual, then `quit -t 1` (the MPS server ends
+#                            with its clients' work in flight), DURATION s without MPS,
+#                            MPS started again, 3 x DURATION s. gpursa's live metrics
+#                            (every 200 ms, per worker) give the operations on the GPU and
+#                            off it in each phase. Its row says PASS when no handshake
+#                            failed on the server (no "SSL_do_handshake() failed" in its
+#                            log), operations ran off the GPU while MPS was gone, and on
+#                            the GPU again in the last phase; else FAIL and why
 #   nginx ecdsa              (--ceiling) stock nginx with an ECDSA P-256 certificate
 #   nginx async              asynch_mode_nginx without gpursa (its default provider;
 #                            ssl_asynch gone with the gpursa-only lines)
@@ -484,6 +495,67 @@ case " $servers " in *" haproxy "*)
     ;;
 esac
 
+# ---- the MPS outage (nginx mode async-gpursa-mps-outage) ----
+# "GPU OTHER": gpursa's operations so far, summed over the workers' metrics files
+metrics_ops() {
+    cat "$TLS_WORK"/metrics/*.prom 2>/dev/null | awk '
+        /^gpursa_operations_total\{/ { if ($1 ~ /path="gpu"/) g += $2; else o += $2 }
+        END { printf "%d %d\n", g, o }'
+}
+# outage_one TAG S VER: as run_one, with MPS stopped and started again while the
+# clients run (mps_start has run). One row in results.csv; its status says PASS or
+# FAIL and why. The handshakes/s are those of the whole run, outage included.
+outage_one() {
+    local s=$2 ver=$3 port t0 t1 r0 r1 s0 s1 c0 c1 a b c d fails status
+    RUN_TAG=$1
+    local server_cores="0-$((s - 1))" client_list
+    client_list=$(seq "$s" $((ncpu - 1)) | tr '\n' ' ')
+    STATS_PORT=$((20000 + RANDOM % 40000))
+    STATUS_GETS=0
+    TLS_RENDER_SED=$(render_sed)
+    rm -rf "$TLS_WORK/metrics"
+    mkdir -p "$TLS_WORK/metrics"
+    export GPURSA_METRICS_FILE=$TLS_WORK/metrics/gpursa-%p.prom GPURSA_METRICS_INTERVAL_MS=200
+    taskset -p -c "$server_cores" $$ >/dev/null
+    tls_start >>"$LOG"
+    taskset -p -c "$cores_all" $$ >/dev/null
+    unset GPURSA_METRICS_FILE GPURSA_METRICS_INTERVAL_MS
+    cp "$TLS_WORK/$TLS_SERVER".c* "$OUT/$RUN_TAG.conf"
+    port=$TLS_PORT
+    [ "$ver" = 1.2 ] && port=$TLS_PORT12
+    # shellcheck disable=SC2086
+    start_clients "$port" $client_list
+    sleep $((warmup + 2))
+    t0=$(now_ns) r0=$(server_requests) s0=$(server_ticks) c0=$(client_ticks)
+    a=$(metrics_ops)
+    sleep "$duration"
+    b=$(metrics_ops)
+    say "$RUN_TAG: MPS quit under load (gpu/other ops so far: $b)"
+    echo "quit -t 1" | nvidia-cuda-mps-control >>"$LOG" 2>&1
+    sleep "$duration"
+    c=$(metrics_ops)
+    say "$RUN_TAG: MPS started again (gpu/other ops so far: $c)"
+    nvidia-cuda-mps-control -d >>"$LOG" 2>&1 || say "WARNING: $RUN_TAG: MPS did not start again"
+    sleep $((3 * duration))
+    d=$(metrics_ops)
+    t1=$(now_ns) r1=$(server_requests) s1=$(server_ticks) c1=$(client_ticks)
+    stop_all
+    cp "$TLS_WORK/server.err" "$OUT/$RUN_TAG.server.err"
+    fails=$(grep -c 'SSL_do_handshake() failed' "$OUT/$RUN_TAG.server.err")
+    # phases: gpu and other operations before, during and after the outage
+    status=$(echo "$a $b $c $d $fails" | awk '{
+        gb = $3 - $1; ob = $4 - $2; go = $5 - $3; oo = $6 - $4; ga = $7 - $5; oa = $8 - $6
+        why = ""
+        if ($9 > 0) why = why " " $9 "-handshakes-failed"
+        if (gb <= 0) why = why " no-gpu-ops-before"
+        if (oo <= 0) why = why " no-fallback-ops-during"
+        if (ga <= 0) why = why " no-gpu-ops-after"
+        printf "%s gpu/other before %d/%d during %d/%d after %d/%d\n",
+            why == "" ? "PASS" : "FAIL" why, gb, ob, go, oo, ga, oa }')
+    say "$RUN_TAG: $status"
+    echo "$TLS_SERVER,$server_cores,$s-$((ncpu - 1)),$TLS_WORKERS,$4,$ver,gpursa,async $backend MPS outage,$(((ncpu - s) * per_client)),$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'),$((r1 - r0)),$(awk -v n=$((r1 - r0)) -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", n / ((b - a) / 1e9) }'),,,,,,,,,,,,,$status" >>"$csv"
+}
+
 mps_start() { # MODE: NVIDIA MPS for the run; fails (1) when it cannot start
     command -v nvidia-cuda-mps-control >/dev/null ||
         { say "SKIP $1: no nvidia-cuda-mps-control"; return 1; }
@@ -514,6 +586,15 @@ case " $servers " in *" nginx "*)
                         mps_start "$mode" || continue
                         gpursa_env gpu
                         pol="$backend min_gpu_batch=1 max_wait_us=0 MPS"
+                        ;;
+                    async-gpursa-mps-outage)
+                        TLS_NGINX=$nginx_async TLS_NGINX_CONF=nginx-async.conf
+                        mps_start "$mode" || continue
+                        gpursa_env haproxy
+                        outage_one "nginx-s$s-w$w-rsa$bits-tls$ver-$mode" "$s" "$ver" "rsa$bits"
+                        cp "$MPS_DIR/log/control.log" "$OUT/nginx-w$w-rsa$bits-tls$ver-$mode-control.log" 2>/dev/null
+                        mps_stop
+                        continue
                         ;;
                     async | async-gpursa | async-gpursa-mps)
                         TLS_NGINX=$nginx_async TLS_NGINX_CONF=nginx-async.conf
@@ -572,6 +653,9 @@ esac
             srv, $2, $3, $5, $6, $7, $8, $12, $13, $14, $15, $16, ops, ($22 == "" ? "-" : $22),
             ($24 == "" ? "-" : $24), sp
     }' "$csv"
+    echo
+    awk -F, 'NR > 1 && $25 ~ /^(PASS|FAIL)/ {
+        printf "MPS outage, %s workers, %s, TLS %s: %s\n", $4, $5, $6, $25 }' "$csv"
     echo
     echo "Speed-up: handshakes/s over the same server without gpursa, same cores, same clients."
     echo "ceiling: the stock server with an ECDSA P-256 certificate (a nearly free signature):"
