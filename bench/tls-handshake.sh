@@ -373,17 +373,17 @@ stop_all() {
 csv=$OUT/results.csv
 echo "server,server_cores,client_cores,workers,cert,tls,provider,policy,connections,seconds,requests,handshakes_per_s,server_cpu_cores,client_cpu_cores,server_us_per_hs,client_us_per_hs,requests_total,ops_gpu,ops_host,ops_cpu,batches,mean_batch,faults,ops_per_request,status" >"$csv"
 
-# run TAG S CERT VER PROVIDER POLICY: one measurement; environment as the caller set it.
-run_one() {
-    local s=$2 cert=$3 ver=$4 prov=$5 policy=$6 port total="" t0 t1 r0 r1 s0 s1 c0 c1 stats extra=0
+# run_start TAG S VER: the server on cores 0..S-1 (environment as the caller set it),
+# then one client per other core, for TLS VER
+run_start() {
+    local s=$2 ver=$3 port client_list
     RUN_TAG=$1
-    local server_cores="0-$((s - 1))" client_list
     client_list=$(seq "$s" $((ncpu - 1)) | tr '\n' ' ')
     STATS_PORT=$((20000 + RANDOM % 40000))
     STATUS_GETS=0
     TLS_RENDER_SED=$(render_sed)
     # The server and every thread or process it makes later inherit the shell's affinity.
-    taskset -p -c "$server_cores" $$ >/dev/null
+    taskset -p -c "0-$((s - 1))" $$ >/dev/null
     tls_start >>"$LOG"
     taskset -p -c "$cores_all" $$ >/dev/null
     cp "$TLS_WORK/$TLS_SERVER".c* "$OUT/$RUN_TAG.conf"
@@ -393,6 +393,13 @@ run_one() {
     [ "$ver" = 1.2 ] && port=$TLS_PORT12
     # shellcheck disable=SC2086
     start_clients "$port" $client_list
+}
+
+# run TAG S CERT VER PROVIDER POLICY: one measurement; environment as the caller set it.
+run_one() {
+    local s=$2 cert=$3 ver=$4 prov=$5 policy=$6 total="" t0 t1 r0 r1 s0 s1 c0 c1 stats extra=0
+    local server_cores="0-$((s - 1))"
+    run_start "$1" "$s" "$ver"
     # a CUDA context per nginx worker takes a while to start
     [ "$TLS_SERVER" = nginx ] && [ "$TLS_WITH_GPURSA" = 1 ] && extra=2
     sleep $((warmup + extra))
@@ -506,25 +513,13 @@ metrics_ops() {
 # clients run (mps_start has run). One row in results.csv; its status says PASS or
 # FAIL and why. The handshakes/s are those of the whole run, outage included.
 outage_one() {
-    local s=$2 ver=$3 port t0 t1 r0 r1 s0 s1 c0 c1 a b c d fails status
-    RUN_TAG=$1
-    local server_cores="0-$((s - 1))" client_list
-    client_list=$(seq "$s" $((ncpu - 1)) | tr '\n' ' ')
-    STATS_PORT=$((20000 + RANDOM % 40000))
-    STATUS_GETS=0
-    TLS_RENDER_SED=$(render_sed)
+    local s=$2 ver=$3 t0 t1 r0 r1 s0 s1 c0 c1 a b c d fails status
+    local server_cores="0-$((s - 1))"
     rm -rf "$TLS_WORK/metrics"
     mkdir -p "$TLS_WORK/metrics"
     export GPURSA_METRICS_FILE=$TLS_WORK/metrics/gpursa-%p.prom GPURSA_METRICS_INTERVAL_MS=200
-    taskset -p -c "$server_cores" $$ >/dev/null
-    tls_start >>"$LOG"
-    taskset -p -c "$cores_all" $$ >/dev/null
+    run_start "$1" "$s" "$ver"
     unset GPURSA_METRICS_FILE GPURSA_METRICS_INTERVAL_MS
-    cp "$TLS_WORK/$TLS_SERVER".c* "$OUT/$RUN_TAG.conf"
-    port=$TLS_PORT
-    [ "$ver" = 1.2 ] && port=$TLS_PORT12
-    # shellcheck disable=SC2086
-    start_clients "$port" $client_list
     sleep $((warmup + 2))
     t0=$(now_ns) r0=$(server_requests) s0=$(server_ticks) c0=$(client_ticks)
     a=$(metrics_ops)
