@@ -57,8 +57,11 @@ static void gpursa_class_taken(gpursa_dev *d, int c)
     d->wave_ns[c] = 0;
 }
 
-/* Flushes class c (d->mu held). Returns 0 when it needs a free runner. */
-static int gpursa_flush(gpursa_dev *d, int c)
+/* Flushes class c (d->mu held). Returns 0 when it needs a free runner. A
+ * runner given the batch is returned in *wake, to be signalled once d->mu is
+ * released: signalled under it, the runner would wake only to block on the
+ * lock the dispatcher still holds, a second context switch per batch. */
+static int gpursa_flush(gpursa_dev *d, int c, gpursa_slot **wake)
 {
     gpursa_req_list *l = &d->pend[c], out = { 0 };
     gpursa_qrt *rt = d->rt;
@@ -102,7 +105,7 @@ static int gpursa_flush(gpursa_dev *d, int c)
         atomic_store(&d->xover[c], GPURSA_XOVER_MEASURING);
     s->filled = 1;
     d->busy++;
-    pthread_cond_signal(&s->cond);
+    *wake = s;
     return 1;
 }
 
@@ -164,14 +167,37 @@ static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now);
  * throughput (doc/design.md, "What the queue's settings rest on").
  */
 #define GPURSA_HOLD_WAITS 8u
-static int gpursa_class_waits_for_company(gpursa_dev *d, int cls)
+/* The size a batch of class cls waits for while the device runs batches of
+ * this process; 0: none. d->mu held. */
+static size_t gpursa_class_company(gpursa_dev *d, int cls)
 {
     int threshold;
 
-    if (d->busy == 0 || d->rt->q->cfg.cpu_fallback == GPURSA_CPU_FALLBACK_NEVER)
+    if (d->rt->q->cfg.cpu_fallback == GPURSA_CPU_FALLBACK_NEVER)
         return 0;
     threshold = gpursa_small_threshold(d, cls);
-    return threshold > 1 && threshold != INT_MAX && d->pend[cls].count < (size_t)threshold;
+    return threshold > 1 && threshold != INT_MAX ? (size_t)threshold : 0;
+}
+
+static int gpursa_class_waits_for_company(gpursa_dev *d, int cls)
+{
+    return d->busy != 0 && d->pend[cls].count < gpursa_class_company(d, cls);
+}
+
+int gpursa_dev_runner_done(gpursa_dev *d)
+{
+    if (d->wants_runner || (d->down && d->busy == 0)) {
+        d->wants_runner = 0;
+        return 1;
+    }
+    if (d->busy != 0)
+        return 0;
+    /* The device runs nothing of this process now: a batch that waited for
+     * company no longer does (its deadline moves). */
+    for (int c = 0; c < GPURSA_NCLASS; c++)
+        if (d->pend[c].head != NULL && d->pend[c].count < gpursa_class_company(d, c))
+            return 1;
+    return 0;
 }
 
 /* A class's flush time. A batch that the arrival rate says will not reach
@@ -211,6 +237,9 @@ void *gpursa_dispatcher(void *arg)
     while (!d->quit) {
         uint64_t now = gpursa_now_ns(), next = UINT64_MAX;
         int flushed = 0, tried[GPURSA_NCLASS] = { 0 };
+        gpursa_slot *wake = NULL;
+
+        d->wants_runner = 0;
 
         if (d->down && d->busy == 0 && now >= d->retry_at_ns) {
             pthread_mutex_unlock(&d->mu);
@@ -242,14 +271,23 @@ void *gpursa_dispatcher(void *arg)
                 if (best < 0)
                     break;
                 tried[best] = 1;
-                if (gpursa_flush(d, best)) {
+                if (gpursa_flush(d, best, &wake)) {
                     flushed = 1;
                     break;
                 }
+                d->wants_runner = 1;
             }
         }
-        if (flushed)
+        if (flushed) {
+            /* The runner's filled flag was set under d->mu, which it reads
+             * before it waits: a signal after the unlock is never lost. */
+            if (wake != NULL) {
+                pthread_mutex_unlock(&d->mu);
+                pthread_cond_signal(&wake->cond);
+                pthread_mutex_lock(&d->mu);
+            }
             continue;
+        }
         /* Sleep until the next deadline, a runner frees up, work arrives. */
         for (int c = 0; c < GPURSA_NCLASS; c++) {
             gpursa_req_list *l = &d->pend[c];
@@ -339,7 +377,7 @@ int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int mode)
     int cls = r->key->cls;
     gpursa_req_list *l = &d->pend[cls];
     uint64_t now;
-    int xo;
+    int xo, wake;
 
     pthread_mutex_lock(&d->mu);
     now = gpursa_now_ns();
@@ -355,10 +393,13 @@ int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int mode)
     if (d->held[cls] && d->wave_ns[cls] == 0)
         d->wave_ns[cls] = now;
     /* The dispatcher needs to hear of a new deadline, a full batch, or a
-     * small batch held for company reaching the crossover. */
+     * small batch held for company reaching the crossover. Signalled after
+     * the unlock: the dispatcher reads the lists under d->mu before it
+     * waits, and woken under the lock it would block on it at once. */
     xo = atomic_load(&d->xover[cls]);
-    if (l->count == 1 || l->count == d->full_batch || (xo > 1 && l->count == (size_t)xo))
-        pthread_cond_signal(&d->cond);
+    wake = l->count == 1 || l->count == d->full_batch || (xo > 1 && l->count == (size_t)xo);
     pthread_mutex_unlock(&d->mu);
+    if (wake)
+        pthread_cond_signal(&d->cond);
     return 1;
 }

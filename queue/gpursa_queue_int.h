@@ -157,6 +157,7 @@ struct gpursa_dev {
     uint64_t wave_ns[GPURSA_NCLASS];
     atomic_long load;            /* requests queued or running here */
     int quit;                    /* under mu: the dispatcher exits */
+    int wants_runner;            /* under mu: a flush waits for a runner to finish */
     int nslots;
     int busy;                    /* slots filled */
     size_t full_batch;           /* items that make a batch full: it goes at once */
@@ -295,6 +296,12 @@ enum { GPURSA_SUBMIT_QUEUE = 0, GPURSA_SUBMIT_DECIDE = 1, GPURSA_SUBMIT_ARRIVAL 
 int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int mode);
 /* The decision alone (records the arrival): 1 if a batch is likely. */
 int gpursa_dev_decide(gpursa_dev *d, int cls);
+/* A runner finished its batch (d->mu held, d->busy already counted down):
+ * 1 when the dispatcher must hear of it, because a flush waits for a free
+ * runner, the device is down and now unused (its reopen), or a class's
+ * deadline depends on the device running nothing of this process. Any
+ * other wake-up would find nothing to do. */
+int gpursa_dev_runner_done(gpursa_dev *d);
 /* Batches in flight at most and the size of a full batch, after each open. */
 void gpursa_dev_set_max_busy(gpursa_dev *d);
 /* The device's dispatcher thread (arg: the gpursa_dev). */

@@ -364,9 +364,11 @@ void *gpursa_runner(void *arg)
         gpursa_dev_drop_keys_if_down(d);   /* the last batch of a device gone down */
         pthread_mutex_lock(&d->mu);
         s->filled = 0;
-        s->measure = 0;
         d->busy--;
-        pthread_cond_signal(&d->cond);
+        /* A crossover just measured changes every deadline of its class. */
+        if (gpursa_dev_runner_done(d) || s->measure)
+            pthread_cond_signal(&d->cond);
+        s->measure = 0;
     }
     pthread_mutex_unlock(&d->mu);
     OPENSSL_thread_stop();

@@ -689,6 +689,66 @@ START_TEST(test_small_batch_waits_for_company_while_device_runs)
 }
 END_TEST
 
+/* A device as the batch policy sees it, with no thread: the policy's own
+ * decisions, called directly under no lock (nothing else touches it). */
+static gpursa_queue pol_q;
+static gpursa_qrt pol_rt;
+static gpursa_req pol_req[4];
+
+static gpursa_dev *policy_dev(int xover)
+{
+    gpursa_dev *d = &pol_rt.dev[0];
+
+    memset(&pol_q, 0, sizeof(pol_q));
+    memset(&pol_rt, 0, sizeof(pol_rt));
+    memset(pol_req, 0, sizeof(pol_req));
+    ck_assert_int_eq(gpursa_config_defaults(&pol_q.cfg), 1);
+    pol_q.cfg.cpu_fallback = GPURSA_CPU_FALLBACK_ALWAYS;   /* no /proc/stat */
+    pol_rt.q = &pol_q;
+    d->rt = &pol_rt;
+    d->nslots = d->max_busy = 2;
+    d->full_batch = pol_q.cfg.max_batch;
+    for (int c = 0; c < GPURSA_NCLASS; c++)
+        atomic_init(&d->xover[c], xover);
+    return d;
+}
+
+/* A runner that finishes a batch wakes the dispatcher only when that can
+ * change what it does: a flush waiting for a free runner, the reopen of a
+ * device gone down once nothing uses it, or a batch held for company now
+ * that the device runs nothing of the process. Otherwise (nothing pending,
+ * or requests whose deadline stays where it was) the wake-up would find
+ * nothing to do. */
+START_TEST(test_runner_done_wakes_dispatcher_only_when_it_has_work)
+{
+    gpursa_dev *d = policy_dev(1);
+
+    ck_assert_int_eq(gpursa_dev_runner_done(d), 0);          /* nothing pending */
+    gpursa_list_append(&d->pend[1], &pol_req[0]);
+    ck_assert_int_eq(gpursa_dev_runner_done(d), 0);          /* its deadline stands */
+    d->wants_runner = 1;
+    d->busy = 1;
+    ck_assert_int_eq(gpursa_dev_runner_done(d), 1);          /* a flush waits for it */
+    ck_assert_int_eq(d->wants_runner, 0);
+    ck_assert_int_eq(gpursa_dev_runner_done(d), 0);          /* told once */
+    d->down = 1;
+    ck_assert_int_eq(gpursa_dev_runner_done(d), 0);          /* another batch still runs */
+    d->busy = 0;
+    ck_assert_int_eq(gpursa_dev_runner_done(d), 1);          /* the reopen may start */
+
+    /* crossover 4: one request below it waits for company while a batch runs */
+    d = policy_dev(4);
+    gpursa_list_append(&d->pend[1], &pol_req[0]);
+    d->busy = 1;
+    ck_assert_int_eq(gpursa_dev_runner_done(d), 0);
+    d->busy = 0;
+    ck_assert_int_eq(gpursa_dev_runner_done(d), 1);
+    for (int i = 1; i < 4; i++)
+        gpursa_list_append(&d->pend[1], &pol_req[i]);
+    ck_assert_int_eq(gpursa_dev_runner_done(d), 0);          /* at the crossover: no hold */
+}
+END_TEST
+
 /* Blocking threads that each pause 0-2 ms between operations: arrivals
  * spread out, so a 0.1 ms deadline cuts them into small batches. */
 typedef struct {
@@ -2044,6 +2104,7 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_backpressure_async_jobs_pause_and_retry);
     tcase_add_test(tc, test_crossover_small_batches_run_on_cpu_workers);
     tcase_add_test(tc, test_small_batch_waits_for_company_while_device_runs);
+    tcase_add_test(tc, test_runner_done_wakes_dispatcher_only_when_it_has_work);
     tcase_add_test(tc, test_shared_device_keeps_two_batches_in_flight_and_they_grow);
     tcase_add_test(tc, test_device_batches_setting_caps_batches_in_flight);
     tcase_add_test(tc, test_shared_device_sends_full_batches_at_once);
