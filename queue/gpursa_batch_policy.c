@@ -139,6 +139,9 @@ void gpursa_dev_set_max_busy(gpursa_dev *d)
     d->full_skips_cap = q->cfg.device_batches == 0 && shared;
     d->full_batch = d->full_skips_cap && q->cfg.max_batch > GPURSA_SHARED_FULL_BATCH
                     ? GPURSA_SHARED_FULL_BATCH : q->cfg.max_batch;
+    d->shared_company = !d->full_skips_cap ? 0
+                        : d->full_batch < GPURSA_SHARED_COMPANY ? d->full_batch
+                        : GPURSA_SHARED_COMPANY;
     gpursa_log_q(q, 2, "device %d: %s; a batch of %zu is full; %d batches in flight at most%s",
                  d->index, shared ? "shared with other processes (MPS)" : "not shared",
                  d->full_batch, d->max_busy, d->full_skips_cap ? " but full ones" : "");
@@ -161,6 +164,20 @@ static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now);
  * kernel, and the batches behind it wait. A device with nothing running
  * keeps the plain deadline: nothing is coming back.
  *
+ * On a device shared through MPS (device_batches = auto) a batch below
+ * GPURSA_SHARED_COMPANY items waits the same way whatever the crossover
+ * (min_gpu_batch = 1 included), and then goes to the device unless it is
+ * below the crossover. There a process is one of many (a worker of async
+ * nginx) and often sees a trickle: with its deadline alone it sends a batch
+ * of one or two while its other batch runs, and every batch costs the host
+ * as much as several of its items (wake-ups of the dispatcher and a runner,
+ * the runner's device calls, the completion), where the host's CPU is what
+ * such a server runs out of. Held, the requests leave together when the
+ * batch in flight returns, about twice as many a batch, at the cost of
+ * waiting for it. A process whose load makes batches of
+ * GPURSA_SHARED_COMPANY is not held (a batch's fixed cost is small beside
+ * its items'); an explicit device_batches turns this off.
+ *
  * How long: waves come every few ms, so a short hold misses many; a long
  * one lengthens the round trip of the requests held, which costs a closed
  * loop throughput. Eight deadlines frees most of the cores for little
@@ -168,15 +185,20 @@ static int gpursa_dev_batch_likely(gpursa_dev *d, int cls, uint64_t now);
  */
 #define GPURSA_HOLD_WAITS 8u
 /* The size a batch of class cls waits for while the device runs batches of
- * this process; 0: none. d->mu held. */
+ * this process: the crossover (below it the batch would go to the CPU
+ * workers) or on a shared device GPURSA_SHARED_COMPANY, the larger; 0: none
+ * (a device that never wins takes no batch to wait for). d->mu held. */
 static size_t gpursa_class_company(gpursa_dev *d, int cls)
 {
-    int threshold;
+    int threshold = gpursa_small_threshold(d, cls);
+    size_t company = d->shared_company;
 
-    if (d->rt->q->cfg.cpu_fallback == GPURSA_CPU_FALLBACK_NEVER)
+    if (threshold == INT_MAX)
         return 0;
-    threshold = gpursa_small_threshold(d, cls);
-    return threshold > 1 && threshold != INT_MAX ? (size_t)threshold : 0;
+    if (d->rt->q->cfg.cpu_fallback != GPURSA_CPU_FALLBACK_NEVER && threshold > 1
+        && (size_t)threshold > company)
+        company = (size_t)threshold;
+    return company;
 }
 
 static int gpursa_class_waits_for_company(gpursa_dev *d, int cls)
@@ -393,11 +415,13 @@ int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int mode)
     if (d->held[cls] && d->wave_ns[cls] == 0)
         d->wave_ns[cls] = now;
     /* The dispatcher needs to hear of a new deadline, a full batch, or a
-     * small batch held for company reaching the crossover. Signalled after
-     * the unlock: the dispatcher reads the lists under d->mu before it
-     * waits, and woken under the lock it would block on it at once. */
+     * small batch held for company reaching the crossover or the shared
+     * device's company size. Signalled after the unlock: the dispatcher
+     * reads the lists under d->mu before it waits, and woken under the lock
+     * it would block on it at once. */
     xo = atomic_load(&d->xover[cls]);
-    wake = l->count == 1 || l->count == d->full_batch || (xo > 1 && l->count == (size_t)xo);
+    wake = l->count == 1 || l->count == d->full_batch || (xo > 1 && l->count == (size_t)xo)
+           || l->count == d->shared_company;
     pthread_mutex_unlock(&d->mu);
     if (wake)
         pthread_cond_signal(&d->cond);

@@ -163,6 +163,7 @@ struct gpursa_dev {
     size_t full_batch;           /* items that make a batch full: it goes at once */
     int max_busy;                /* batches in flight at most (device_batches) ... */
     int full_skips_cap;          /* ... but full ones (device_batches = auto, shared) */
+    size_t shared_company;       /* then: below this a batch waits for company (0: never) */
     gpursa_slot *slots;
     /* failure handling */
     int down;                    /* no batches until reopened */

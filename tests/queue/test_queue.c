@@ -749,6 +749,103 @@ START_TEST(test_runner_done_wakes_dispatcher_only_when_it_has_work)
 }
 END_TEST
 
+/* Whether the dispatcher holds class cls's batch for company now. */
+static int class_held(gpursa_queue *q, int cls)
+{
+    gpursa_qrt *rt = atomic_load(&q->rt);
+    gpursa_dev *d;
+    int held;
+
+    if (rt == NULL || rt->ndev == 0)
+        return 0;
+    d = &rt->dev[0];
+    pthread_mutex_lock(&d->mu);
+    held = d->held[cls];
+    pthread_mutex_unlock(&d->mu);
+    return held;
+}
+
+/* Waits (5 s at most: a hang guard, not a timing) until class cls is held. */
+static int await_held(gpursa_queue *q, int cls)
+{
+    uint64_t t0 = now_ns();
+
+    while (!class_held(q, cls) && now_ns() - t0 < 5000000000ull)
+        usleep(1000);
+    return class_held(q, cls);
+}
+
+/* On a device shared through MPS, with every batch going to the device
+ * (min_gpu_batch 1), a small batch waits while another batch of the process
+ * is on the device, and leaves with what came meanwhile when that one
+ * returns: A (1) is on the device (held there by the fake); B (1) reaches
+ * its deadline meanwhile and is held, not sent as a batch of its own while
+ * a runner is free; C (1) joins it; A returns, and B and C go as one batch
+ * of 2. With the plain deadline the device would have had three batches of
+ * one. Events, not times: each step waits for the state it needs. */
+START_TEST(test_shared_device_small_batch_waits_for_the_one_in_flight)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    async_group g[3];
+    pthread_t th[3];
+
+    fake_reset();
+    fake.shared = 1;
+    q = mkq(&fake_ops, 64, 300000, 1, 1024);    /* deadline 300 ms: held for 2.4 s at most */
+    qk = mkkey(q, &keys[0]);
+    atomic_store(&fake.hold_ok, 1);
+    for (int i = 0; i < 3; i++) {
+        g[i] = (async_group){ q, qk, &keys[0], 1, 0, -1 };
+        ck_assert_int_eq(pthread_create(&th[i], NULL, async_group_run, &g[i]), 0);
+        if (i == 0)
+            ck_assert(await_atomic(&fake.cur_items, 1));          /* A is on the device */
+        if (i == 1)
+            ck_assert_msg(await_held(q, 0), "B was not held: %d batches on the device",
+                          atomic_load(&fake.cur_batches));
+        if (i == 2)
+            wait_inflight(q, 3);                                  /* C is queued */
+    }
+    ck_assert_int_eq(atomic_load(&fake.cur_batches), 1);
+    atomic_store(&fake.hold_ok, 0);
+    for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        ck_assert_int_eq(g[i].bad, 0);
+    }
+    ck_assert_int_eq(atomic_load(&fake.nlog), 2);
+    ck_assert_int_eq(fake.log[0], 1);
+    ck_assert_int_eq(fake.log[1], 2);
+    ck_assert_uint_eq(atomic_load(&stats.ops_gpu), 3);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+/* The size a batch waits for on a shared device: GPURSA_SHARED_COMPANY with
+ * device_batches = auto (max_batch if smaller); none on a device of the
+ * process's own or with an explicit device_batches. */
+START_TEST(test_shared_device_company_size_follows_device_batches)
+{
+    gpursa_dev *d = policy_dev(1);
+
+    fake_reset();
+    pol_q.ops = &fake_ops;
+    fake.shared = 1;
+    gpursa_dev_set_max_busy(d);
+    ck_assert_uint_eq(d->shared_company, GPURSA_SHARED_COMPANY);
+    pol_q.cfg.max_batch = 8;
+    gpursa_dev_set_max_busy(d);
+    ck_assert_uint_eq(d->shared_company, 8);
+    pol_q.cfg.device_batches = 2;
+    gpursa_dev_set_max_busy(d);
+    ck_assert_uint_eq(d->shared_company, 0);
+    pol_q.cfg.device_batches = 0;
+    fake.shared = 0;
+    gpursa_dev_set_max_busy(d);
+    ck_assert_uint_eq(d->shared_company, 0);
+}
+END_TEST
+
 /* Blocking threads that each pause 0-2 ms between operations: arrivals
  * spread out, so a 0.1 ms deadline cuts them into small batches. */
 typedef struct {
@@ -2105,6 +2202,8 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_crossover_small_batches_run_on_cpu_workers);
     tcase_add_test(tc, test_small_batch_waits_for_company_while_device_runs);
     tcase_add_test(tc, test_runner_done_wakes_dispatcher_only_when_it_has_work);
+    tcase_add_test(tc, test_shared_device_small_batch_waits_for_the_one_in_flight);
+    tcase_add_test(tc, test_shared_device_company_size_follows_device_batches);
     tcase_add_test(tc, test_shared_device_keeps_two_batches_in_flight_and_they_grow);
     tcase_add_test(tc, test_device_batches_setting_caps_batches_in_flight);
     tcase_add_test(tc, test_shared_device_sends_full_batches_at_once);
