@@ -57,11 +57,13 @@ static void gpursa_class_taken(gpursa_dev *d, int c)
     d->wave_ns[c] = 0;
 }
 
-/* Flushes class c (d->mu held). Returns 0 when it needs a free runner. A
- * runner given the batch is returned in *wake, to be signalled once d->mu is
- * released: signalled under it, the runner would wake only to block on the
- * lock the dispatcher still holds, a second context switch per batch. */
-static int gpursa_flush(gpursa_dev *d, int c, gpursa_slot **wake)
+/* Flushes class c (d->mu held). Returns 0 when it needs a free runner. The
+ * batch goes to the runner prefer if it is free (the one that calls), else
+ * to the first free one. A runner given the batch is returned in *wake, to
+ * be signalled once d->mu is released: signalled under it, the runner would
+ * wake only to block on the lock the dispatcher still holds, a second
+ * context switch per batch. */
+static int gpursa_flush(gpursa_dev *d, int c, gpursa_slot *prefer, gpursa_slot **wake)
 {
     gpursa_req_list *l = &d->pend[c], out = { 0 };
     gpursa_qrt *rt = d->rt;
@@ -86,7 +88,9 @@ static int gpursa_flush(gpursa_dev *d, int c, gpursa_slot **wake)
     }
     if (d->busy >= d->max_busy && !(d->full_skips_cap && l->count >= d->full_batch))
         return 0;
-    for (int i = 0; i < d->nslots; i++) {
+    if (prefer != NULL && !prefer->filled)
+        s = prefer;
+    for (int i = 0; s == NULL && i < d->nslots; i++) {
         if (!d->slots[i].filled) {
             s = &d->slots[i];
             break;
@@ -248,6 +252,53 @@ static uint64_t gpursa_class_deadline(gpursa_dev *d, int cls, uint64_t now,
     return (d->wave_ns[cls] != 0 ? d->wave_ns[cls] : t) + wait_ns;
 }
 
+/* Flushes one class that is due: full classes first, then those past their
+ * deadline, oldest first (d->mu held). A class that needs a runner when
+ * none is free is marked in tried[] (and wants_runner set) and does not
+ * hold up another that can go (to the CPU workers, say). 1 if one went. */
+static int gpursa_flush_due(gpursa_dev *d, uint64_t now, uint64_t wait_ns, int *tried,
+                            gpursa_slot *prefer, gpursa_slot **wake)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (;;) {
+            uint64_t oldest = UINT64_MAX;
+            int best = -1;
+
+            for (int c = 0; c < GPURSA_NCLASS; c++) {
+                gpursa_req_list *l = &d->pend[c];
+                int eligible;
+
+                if (l->head == NULL || tried[c])
+                    continue;
+                eligible = pass == 0 ? l->count >= d->full_batch
+                                     : gpursa_class_deadline(d, c, now, wait_ns) <= now;
+                if (eligible && l->head->t_enq_ns < oldest) {
+                    best = c;
+                    oldest = l->head->t_enq_ns;
+                }
+            }
+            if (best < 0)
+                break;
+            tried[best] = 1;
+            if (gpursa_flush(d, best, prefer, wake))
+                return 1;
+            d->wants_runner = 1;
+        }
+    }
+    return 0;
+}
+
+int gpursa_dev_runner_next(gpursa_dev *d, gpursa_slot *s)
+{
+    int tried[GPURSA_NCLASS] = { 0 };
+    gpursa_slot *wake = NULL;
+
+    if (d->down || d->quit || s->quit)
+        return 0;
+    return gpursa_flush_due(d, gpursa_now_ns(), (uint64_t)d->rt->q->cfg.max_wait_us * 1000u,
+                            tried, s, &wake) && wake == s;
+}
+
 void *gpursa_dispatcher(void *arg)
 {
     gpursa_dev *d = arg;
@@ -258,7 +309,7 @@ void *gpursa_dispatcher(void *arg)
     pthread_mutex_lock(&d->mu);
     while (!d->quit) {
         uint64_t now = gpursa_now_ns(), next = UINT64_MAX;
-        int flushed = 0, tried[GPURSA_NCLASS] = { 0 };
+        int tried[GPURSA_NCLASS] = { 0 };
         gpursa_slot *wake = NULL;
 
         d->wants_runner = 0;
@@ -269,38 +320,7 @@ void *gpursa_dispatcher(void *arg)
             pthread_mutex_lock(&d->mu);
             continue;
         }
-        /* Full classes first, then those past their deadline, oldest first.
-         * A class that needs a runner when none is free does not hold up
-         * another that can go (to the CPU workers, say). */
-        for (int pass = 0; pass < 2 && !flushed; pass++) {
-            for (;;) {
-                uint64_t oldest = UINT64_MAX;
-                int best = -1;
-
-                for (int c = 0; c < GPURSA_NCLASS; c++) {
-                    gpursa_req_list *l = &d->pend[c];
-                    int eligible;
-
-                    if (l->head == NULL || tried[c])
-                        continue;
-                    eligible = pass == 0 ? l->count >= d->full_batch
-                                         : gpursa_class_deadline(d, c, now, wait_ns) <= now;
-                    if (eligible && l->head->t_enq_ns < oldest) {
-                        best = c;
-                        oldest = l->head->t_enq_ns;
-                    }
-                }
-                if (best < 0)
-                    break;
-                tried[best] = 1;
-                if (gpursa_flush(d, best, &wake)) {
-                    flushed = 1;
-                    break;
-                }
-                d->wants_runner = 1;
-            }
-        }
-        if (flushed) {
+        if (gpursa_flush_due(d, now, wait_ns, tried, NULL, &wake)) {
             /* The runner's filled flag was set under d->mu, which it reads
              * before it waits: a signal after the unlock is never lost. */
             if (wake != NULL) {

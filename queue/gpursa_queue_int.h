@@ -303,6 +303,12 @@ int gpursa_dev_decide(gpursa_dev *d, int cls);
  * deadline depends on the device running nothing of this process. Any
  * other wake-up would find nothing to do. */
 int gpursa_dev_runner_done(gpursa_dev *d);
+/* Before that: the runner of slot s (free now) takes the next batch due
+ * itself, as the dispatcher would have given it (full classes first, then
+ * those past their deadline): 1 when s holds it, 0 when none went to it. A
+ * batch that leaves as its predecessor returns then costs no wake-up of the
+ * dispatcher nor of a runner. */
+int gpursa_dev_runner_next(gpursa_dev *d, gpursa_slot *s);
 /* Batches in flight at most and the size of a full batch, after each open. */
 void gpursa_dev_set_max_busy(gpursa_dev *d);
 /* The device's dispatcher thread (arg: the gpursa_dev). */

@@ -694,6 +694,7 @@ END_TEST
 static gpursa_queue pol_q;
 static gpursa_qrt pol_rt;
 static gpursa_req pol_req[4];
+static gpursa_slot pol_slot[2];
 
 static gpursa_dev *policy_dev(int xover)
 {
@@ -702,10 +703,14 @@ static gpursa_dev *policy_dev(int xover)
     memset(&pol_q, 0, sizeof(pol_q));
     memset(&pol_rt, 0, sizeof(pol_rt));
     memset(pol_req, 0, sizeof(pol_req));
+    memset(pol_slot, 0, sizeof(pol_slot));
+    memset(&stats, 0, sizeof(stats));
     ck_assert_int_eq(gpursa_config_defaults(&pol_q.cfg), 1);
     pol_q.cfg.cpu_fallback = GPURSA_CPU_FALLBACK_ALWAYS;   /* no /proc/stat */
+    pol_q.stats = &stats;
     pol_rt.q = &pol_q;
     d->rt = &pol_rt;
+    d->slots = pol_slot;
     d->nslots = d->max_busy = 2;
     d->full_batch = pol_q.cfg.max_batch;
     for (int c = 0; c < GPURSA_NCLASS; c++)
@@ -746,6 +751,42 @@ START_TEST(test_runner_done_wakes_dispatcher_only_when_it_has_work)
     for (int i = 1; i < 4; i++)
         gpursa_list_append(&d->pend[1], &pol_req[i]);
     ck_assert_int_eq(gpursa_dev_runner_done(d), 0);          /* at the crossover: no hold */
+}
+END_TEST
+
+/* A runner whose batch is done takes the next batch due itself, on its own
+ * slot, as the dispatcher would have given it; a batch not yet due, or a
+ * device that is down, it leaves to the dispatcher. */
+START_TEST(test_runner_takes_the_next_batch_due_itself)
+{
+    gpursa_dev *d = policy_dev(1);
+    uint64_t wait_ns = (uint64_t)pol_q.cfg.max_wait_us * 1000u;
+
+    pol_req[0].t_enq_ns = gpursa_now_ns();
+    gpursa_list_append(&d->pend[1], &pol_req[0]);
+    ck_assert_int_eq(gpursa_dev_runner_next(d, &pol_slot[1]), 0);    /* not due yet */
+    ck_assert_int_eq(pol_slot[1].filled, 0);
+    pol_req[0].t_enq_ns -= 2 * wait_ns;
+    d->down = 1;
+    ck_assert_int_eq(gpursa_dev_runner_next(d, &pol_slot[1]), 0);    /* the dispatcher's */
+    ck_assert_uint_eq(d->pend[1].count, 1);
+    d->down = 0;
+    ck_assert_int_eq(gpursa_dev_runner_next(d, &pol_slot[1]), 1);
+    ck_assert_int_eq(pol_slot[1].filled, 1);                        /* its own slot */
+    ck_assert_int_eq(pol_slot[0].filled, 0);
+    ck_assert_int_eq(pol_slot[1].cls, 1);
+    ck_assert_uint_eq(pol_slot[1].reqs.count, 1);
+    ck_assert_ptr_eq(pol_slot[1].reqs.head, &pol_req[0]);
+    ck_assert_uint_eq(d->pend[1].count, 0);
+    ck_assert_int_eq(d->busy, 1);
+    /* a full batch goes before its deadline */
+    d->full_batch = 2;
+    pol_req[1].t_enq_ns = pol_req[2].t_enq_ns = gpursa_now_ns();
+    gpursa_list_append(&d->pend[0], &pol_req[1]);
+    gpursa_list_append(&d->pend[0], &pol_req[2]);
+    ck_assert_int_eq(gpursa_dev_runner_next(d, &pol_slot[0]), 1);
+    ck_assert_uint_eq(pol_slot[0].reqs.count, 2);
+    ck_assert_int_eq(d->busy, 2);
 }
 END_TEST
 
@@ -2202,6 +2243,7 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_crossover_small_batches_run_on_cpu_workers);
     tcase_add_test(tc, test_small_batch_waits_for_company_while_device_runs);
     tcase_add_test(tc, test_runner_done_wakes_dispatcher_only_when_it_has_work);
+    tcase_add_test(tc, test_runner_takes_the_next_batch_due_itself);
     tcase_add_test(tc, test_shared_device_small_batch_waits_for_the_one_in_flight);
     tcase_add_test(tc, test_shared_device_company_size_follows_device_batches);
     tcase_add_test(tc, test_shared_device_keeps_two_batches_in_flight_and_they_grow);
