@@ -833,7 +833,7 @@ START_TEST(test_shared_device_small_batch_waits_for_the_one_in_flight)
 
     fake_reset();
     fake.shared = 1;
-    q = mkq(&fake_ops, 64, 300000, 1, 1024);    /* deadline 300 ms: held for 2.4 s at most */
+    q = mkq(&fake_ops, 64, 1000000, 1, 1024);   /* deadline 1 s: held for 8 s at most */
     qk = mkkey(q, &keys[0]);
     atomic_store(&fake.hold_ok, 1);
     for (int i = 0; i < 3; i++) {
