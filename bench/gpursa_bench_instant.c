@@ -6,6 +6,10 @@
  * (or after a fixed, configurable delay that costs no CPU, to model a GPU's
  * latency), each result copied from a cache keyed by (key, whole input).
  *
+ * GPURSA_BENCH_INSTANT_SHARED=1 makes the device report itself shared with
+ * other processes, as a GPU under NVIDIA MPS does, so that the queue takes
+ * its policy for shared devices (gpursa_dev_set_max_busy).
+ *
  * Results are still right: a cache miss computes the answer with OpenSSL's
  * BN (CRT with constant-time exponentiations) and checks out^e == in before
  * it is stored, and a hit requires the whole input to match byte for byte.
@@ -32,6 +36,7 @@
 struct gpursa_gpu_device {
     int index;
     unsigned delay_us;                    /* modelled batch latency, no CPU spent */
+    int shared;                           /* reported as shared (MPS) */
 };
 
 typedef struct {
@@ -68,6 +73,7 @@ static int gpursa_instant_device_open(int index, const gpursa_gpu_open_params *p
                                       gpursa_gpu_device **dev)
 {
     const char *d = getenv("GPURSA_BENCH_INSTANT_US");
+    const char *sh = getenv("GPURSA_BENCH_INSTANT_SHARED");
 
     (void)params;
     if (index != 0)
@@ -76,6 +82,7 @@ static int gpursa_instant_device_open(int index, const gpursa_gpu_open_params *p
         return GPURSA_GPU_ERR_NOMEM;
     (*dev)->index = index;
     (*dev)->delay_us = d != NULL ? (unsigned)strtoul(d, NULL, 10) : 0;
+    (*dev)->shared = sh != NULL && strcmp(sh, "1") == 0;
     return GPURSA_GPU_OK;
 }
 
@@ -88,6 +95,11 @@ static const char *gpursa_instant_describe(const gpursa_gpu_device *dev)
 {
     (void)dev;
     return "BENCHMARK-ONLY instant backend: results from a cache, no exponentiation";
+}
+
+static int gpursa_instant_shared(const gpursa_gpu_device *dev)
+{
+    return dev->shared;
 }
 
 static void gpursa_instant_key_free(gpursa_gpu_device *dev, gpursa_gpu_key *k)
@@ -356,7 +368,7 @@ static const gpursa_gpu_backend_ops gpursa_instant_ops = {
     gpursa_instant_poll,
     gpursa_instant_wait,
     gpursa_instant_times,
-    NULL,                               /* device_shared: never */
+    gpursa_instant_shared,
 };
 
 const gpursa_gpu_backend_ops *gpursa_bench_instant_backend(void)

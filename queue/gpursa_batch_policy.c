@@ -57,8 +57,13 @@ static void gpursa_pend_taken(gpursa_dev *d, int si)
     d->wave_ns[si] = 0;
 }
 
-/* Flushes key size si's pending list (d->mu held). Returns 0 when it needs a free runner. */
-static int gpursa_flush(gpursa_dev *d, int si)
+/* Flushes key size si's pending list (d->mu held). Returns 0 when it needs a free runner. The
+ * batch goes to the runner prefer if it is free (the one that calls), else
+ * to the first free one. A runner given the batch is returned in *wake, to
+ * be signalled once d->mu is released: signalled under it, the runner would
+ * wake only to block on the lock the dispatcher still holds, a second
+ * context switch per batch. */
+static int gpursa_flush(gpursa_dev *d, int si, gpursa_runner *prefer, gpursa_runner **wake)
 {
     gpursa_req_list *l = &d->pend[si], out = { 0 };
     gpursa_qrt *rt = d->rt;
@@ -83,7 +88,9 @@ static int gpursa_flush(gpursa_dev *d, int si)
     }
     if (d->busy >= d->max_busy && !(d->full_skips_cap && l->count >= d->full_batch))
         return 0;
-    for (int i = 0; i < d->nrunners; i++) {
+    if (prefer != NULL && !prefer->filled)
+        s = prefer;
+    for (int i = 0; s == NULL && i < d->nrunners; i++) {
         if (!d->runners[i].filled) {
             s = &d->runners[i];
             break;
@@ -102,7 +109,7 @@ static int gpursa_flush(gpursa_dev *d, int si)
         atomic_store(&d->xover[si], GPURSA_XOVER_MEASURING);
     s->filled = 1;
     d->busy++;
-    pthread_cond_signal(&s->cond);
+    *wake = s;
     return 1;
 }
 
@@ -136,6 +143,9 @@ void gpursa_dev_set_max_busy(gpursa_dev *d)
     d->full_skips_cap = q->cfg.device_batches == 0 && shared;
     d->full_batch = d->full_skips_cap && q->cfg.max_batch > GPURSA_SHARED_FULL_BATCH
                     ? GPURSA_SHARED_FULL_BATCH : q->cfg.max_batch;
+    d->shared_company = !d->full_skips_cap ? 0
+                        : d->full_batch < GPURSA_SHARED_COMPANY ? d->full_batch
+                        : GPURSA_SHARED_COMPANY;
     gpursa_log_q(q, 2, "device %d: %s; a batch of %zu is full; %d batches in flight at most%s",
                  d->index, shared ? "shared with other processes (MPS)" : "not shared",
                  d->full_batch, d->max_busy, d->full_skips_cap ? " but full ones" : "");
@@ -158,20 +168,62 @@ static int gpursa_dev_batch_likely(gpursa_dev *d, int si, uint64_t now);
  * kernel, and the batches behind it wait. A device with nothing running
  * keeps the plain deadline: nothing is coming back.
  *
+ * On a device shared through MPS (device_batches = auto) a batch below
+ * GPURSA_SHARED_COMPANY items waits the same way whatever the crossover
+ * (min_gpu_batch = 1 included), and then goes to the device unless it is
+ * below the crossover. There a process is one of many (a worker of async
+ * nginx) and often sees a trickle: with its deadline alone it sends a batch
+ * of one or two while its other batch runs, and every batch costs the host
+ * as much as several of its items (wake-ups of the dispatcher and a runner,
+ * the runner's device calls, the completion), where the host's CPU is what
+ * such a server runs out of. Held, the requests leave together when the
+ * batch in flight returns, about twice as many a batch, at the cost of
+ * waiting for it. A process whose load makes batches of
+ * GPURSA_SHARED_COMPANY is not held (a batch's fixed cost is small beside
+ * its items'); an explicit device_batches turns this off.
+ *
  * How long: waves come every few ms, so a short hold misses many; a long
  * one lengthens the round trip of the requests held, which costs a closed
  * loop throughput. Eight deadlines frees most of the cores for little
  * throughput (doc/design.md, "What the queue's settings rest on").
  */
 #define GPURSA_HOLD_WAITS 8u
+/* The size a batch of key size si waits for while the device runs batches of
+ * this process: the crossover (below it the batch would go to the CPU
+ * workers) or on a shared device GPURSA_SHARED_COMPANY, the larger; 0: none
+ * (a device that never wins takes no batch to wait for). d->mu held. */
+static size_t gpursa_pend_company(gpursa_dev *d, int si)
+{
+    int threshold = gpursa_small_threshold(d, si);
+    size_t company = d->shared_company;
+
+    if (threshold == INT_MAX)
+        return 0;
+    if (d->rt->q->cfg.cpu_fallback != GPURSA_CPU_FALLBACK_NEVER && threshold > 1
+        && (size_t)threshold > company)
+        company = (size_t)threshold;
+    return company;
+}
+
 static int gpursa_pend_waits_for_company(gpursa_dev *d, int si)
 {
-    int threshold;
+    return d->busy != 0 && d->pend[si].count < gpursa_pend_company(d, si);
+}
 
-    if (d->busy == 0 || d->rt->q->cfg.cpu_fallback == GPURSA_CPU_FALLBACK_NEVER)
+int gpursa_dev_runner_done(gpursa_dev *d)
+{
+    if (d->wants_runner || (d->down && d->busy == 0)) {
+        d->wants_runner = 0;
+        return 1;
+    }
+    if (d->busy != 0)
         return 0;
-    threshold = gpursa_small_threshold(d, si);
-    return threshold > 1 && threshold != INT_MAX && d->pend[si].count < (size_t)threshold;
+    /* The device runs nothing of this process now: a batch that waited for
+     * company no longer does (its deadline moves). */
+    for (int si = 0; si < GPURSA_NSIZES; si++)
+        if (d->pend[si].head != NULL && d->pend[si].count < gpursa_pend_company(d, si))
+            return 1;
+    return 0;
 }
 
 /* The flush time of a key size's pending list. A batch that the arrival rate says will not reach
@@ -200,6 +252,53 @@ static uint64_t gpursa_pend_deadline(gpursa_dev *d, int si, uint64_t now,
     return (d->wave_ns[si] != 0 ? d->wave_ns[si] : t) + wait_ns;
 }
 
+/* Flushes one key size's pending list that is due: full lists first, then
+ * those past their deadline, oldest first (d->mu held). A list that needs a runner when
+ * none is free is marked in tried[] (and wants_runner set) and does not
+ * hold up another that can go (to the CPU workers, say). 1 if one went. */
+static int gpursa_flush_due(gpursa_dev *d, uint64_t now, uint64_t wait_ns, int *tried,
+                            gpursa_runner *prefer, gpursa_runner **wake)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        for (;;) {
+            uint64_t oldest = UINT64_MAX;
+            int best = -1;
+
+            for (int si = 0; si < GPURSA_NSIZES; si++) {
+                gpursa_req_list *l = &d->pend[si];
+                int eligible;
+
+                if (l->head == NULL || tried[si])
+                    continue;
+                eligible = pass == 0 ? l->count >= d->full_batch
+                                     : gpursa_pend_deadline(d, si, now, wait_ns) <= now;
+                if (eligible && l->head->t_enq_ns < oldest) {
+                    best = si;
+                    oldest = l->head->t_enq_ns;
+                }
+            }
+            if (best < 0)
+                break;
+            tried[best] = 1;
+            if (gpursa_flush(d, best, prefer, wake))
+                return 1;
+            d->wants_runner = 1;
+        }
+    }
+    return 0;
+}
+
+int gpursa_dev_runner_next(gpursa_dev *d, gpursa_runner *r)
+{
+    int tried[GPURSA_NSIZES] = { 0 };
+    gpursa_runner *wake = NULL;
+
+    if (d->down || d->quit || r->quit)
+        return 0;
+    return gpursa_flush_due(d, gpursa_now_ns(), (uint64_t)d->rt->q->cfg.max_wait_us * 1000u,
+                            tried, r, &wake) && wake == r;
+}
+
 void *gpursa_dispatcher(void *arg)
 {
     gpursa_dev *d = arg;
@@ -210,7 +309,10 @@ void *gpursa_dispatcher(void *arg)
     pthread_mutex_lock(&d->mu);
     while (!d->quit) {
         uint64_t now = gpursa_now_ns(), next = UINT64_MAX;
-        int flushed = 0, tried[GPURSA_NSIZES] = { 0 };
+        int tried[GPURSA_NSIZES] = { 0 };
+        gpursa_runner *wake = NULL;
+
+        d->wants_runner = 0;
 
         if (d->down && d->busy == 0 && now >= d->retry_at_ns) {
             pthread_mutex_unlock(&d->mu);
@@ -218,38 +320,16 @@ void *gpursa_dispatcher(void *arg)
             pthread_mutex_lock(&d->mu);
             continue;
         }
-        /* Full lists first, then those past their deadline, oldest first.
-         * A list that needs a runner when none is free does not hold up
-         * another that can go (to the CPU workers, say). */
-        for (int pass = 0; pass < 2 && !flushed; pass++) {
-            for (;;) {
-                uint64_t oldest = UINT64_MAX;
-                int best = -1;
-
-                for (int si = 0; si < GPURSA_NSIZES; si++) {
-                    gpursa_req_list *l = &d->pend[si];
-                    int eligible;
-
-                    if (l->head == NULL || tried[si])
-                        continue;
-                    eligible = pass == 0 ? l->count >= d->full_batch
-                                         : gpursa_pend_deadline(d, si, now, wait_ns) <= now;
-                    if (eligible && l->head->t_enq_ns < oldest) {
-                        best = si;
-                        oldest = l->head->t_enq_ns;
-                    }
-                }
-                if (best < 0)
-                    break;
-                tried[best] = 1;
-                if (gpursa_flush(d, best)) {
-                    flushed = 1;
-                    break;
-                }
+        if (gpursa_flush_due(d, now, wait_ns, tried, NULL, &wake)) {
+            /* The runner's filled flag was set under d->mu, which it reads
+             * before it waits: a signal after the unlock is never lost. */
+            if (wake != NULL) {
+                pthread_mutex_unlock(&d->mu);
+                pthread_cond_signal(&wake->cond);
+                pthread_mutex_lock(&d->mu);
             }
-        }
-        if (flushed)
             continue;
+        }
         /* Sleep until the next deadline, a runner frees up, work arrives. */
         for (int si = 0; si < GPURSA_NSIZES; si++) {
             gpursa_req_list *l = &d->pend[si];
@@ -339,7 +419,7 @@ int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int mode)
     int si = r->key->size_index;
     gpursa_req_list *l = &d->pend[si];
     uint64_t now;
-    int xo;
+    int xo, wake;
 
     pthread_mutex_lock(&d->mu);
     now = gpursa_now_ns();
@@ -355,10 +435,15 @@ int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int mode)
     if (d->held[si] && d->wave_ns[si] == 0)
         d->wave_ns[si] = now;
     /* The dispatcher needs to hear of a new deadline, a full batch, or a
-     * small batch held for company reaching the crossover. */
+     * small batch held for company reaching the crossover or the shared
+     * device's company size. Signalled after the unlock: the dispatcher
+     * reads the lists under d->mu before it waits, and woken under the lock
+     * it would block on it at once. */
     xo = atomic_load(&d->xover[si]);
-    if (l->count == 1 || l->count == d->full_batch || (xo > 1 && l->count == (size_t)xo))
-        pthread_cond_signal(&d->cond);
+    wake = l->count == 1 || l->count == d->full_batch || (xo > 1 && l->count == (size_t)xo)
+           || l->count == d->shared_company;
     pthread_mutex_unlock(&d->mu);
+    if (wake)
+        pthread_cond_signal(&d->cond);
     return 1;
 }

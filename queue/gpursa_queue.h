@@ -38,6 +38,9 @@ typedef enum {
  * items (or max_batch if fewer) (gpursa_batch_policy.c says why). */
 #define GPURSA_SHARED_DEVICE_BATCHES 2
 #define GPURSA_SHARED_FULL_BATCH 512
+/* There, a batch below this many items waits while another batch of the
+ * process is on the device (up to 8 deadlines; gpursa_batch_policy.c). */
+#define GPURSA_SHARED_COMPANY 32
 
 #define GPURSA_METRICS_PATH_MAX 1024
 #define GPURSA_METRICS_INTERVAL_MIN_MS 10

@@ -157,11 +157,13 @@ struct gpursa_dev {
     uint64_t wave_ns[GPURSA_NSIZES];
     atomic_long load;            /* requests queued or running here */
     int quit;                    /* under mu: the dispatcher exits */
+    int wants_runner;            /* under mu: a flush waits for a runner to finish */
     int nrunners;
     int busy;                    /* runners filled */
     size_t full_batch;           /* items that make a batch full: it goes at once */
     int max_busy;                /* batches in flight at most (device_batches) ... */
     int full_skips_cap;          /* ... but full ones (device_batches = auto, shared) */
+    size_t shared_company;       /* then: below this a batch waits for company (0: never) */
     gpursa_runner *runners;
     /* failure handling */
     int down;                    /* no batches until reopened */
@@ -292,6 +294,18 @@ enum { GPURSA_SUBMIT_QUEUE = 0, GPURSA_SUBMIT_DECIDE = 1, GPURSA_SUBMIT_ARRIVAL 
 int gpursa_dev_submit(gpursa_dev *d, gpursa_req *r, int mode);
 /* The decision alone (records the arrival): 1 if a batch is likely. */
 int gpursa_dev_decide(gpursa_dev *d, int si);
+/* A runner finished its batch (d->mu held, d->busy already counted down):
+ * 1 when the dispatcher must hear of it, because a flush waits for a free
+ * runner, the device is down and now unused (its reopen), or a key
+ * size's deadline depends on the device running nothing of this process. Any
+ * other wake-up would find nothing to do. */
+int gpursa_dev_runner_done(gpursa_dev *d);
+/* Before that: runner r (free now) takes the next batch due itself, as
+ * the dispatcher would have given it (full lists first, then those past
+ * their deadline): 1 when r holds it, 0 when none went to it. A
+ * batch that leaves as its predecessor returns then costs no wake-up of the
+ * dispatcher nor of a runner. */
+int gpursa_dev_runner_next(gpursa_dev *d, gpursa_runner *r);
 /* Batches in flight at most and the size of a full batch, after each open. */
 void gpursa_dev_set_max_busy(gpursa_dev *d);
 /* The device's dispatcher thread (arg: the gpursa_dev). */

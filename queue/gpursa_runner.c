@@ -6,7 +6,8 @@
  * blinds them, submits, tops up its blinding pairs while the device
  * computes, waits, and completes every request: good results at once, FAULT
  * items and failed batches on the CPU. Several runners per device let
- * consecutive batches overlap on the device.
+ * consecutive batches overlap on the device. A runner whose batch is done
+ * takes the next batch due itself (gpursa_dev_runner_next).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -345,6 +346,7 @@ void *gpursa_runner_main(void *arg)
     gpursa_runner *s = arg;
     gpursa_dev *d = s->dev;
     unsigned tstate_seen = 0;
+    int measured;
 
     gpursa_thread_name("gpursa-run");
     pthread_mutex_lock(&d->mu);
@@ -364,9 +366,15 @@ void *gpursa_runner_main(void *arg)
         gpursa_dev_drop_keys_if_down(d);   /* the last batch of a device gone down */
         pthread_mutex_lock(&d->mu);
         s->filled = 0;
-        s->measure = 0;
         d->busy--;
-        pthread_cond_signal(&d->cond);
+        measured = s->measure;
+        s->measure = 0;
+        /* A crossover just measured changes every deadline of its key size:
+         * the dispatcher decides again then. */
+        if (!measured && gpursa_dev_runner_next(d, s))
+            continue;
+        if (measured || gpursa_dev_runner_done(d))
+            pthread_cond_signal(&d->cond);
     }
     pthread_mutex_unlock(&d->mu);
     OPENSSL_thread_stop();

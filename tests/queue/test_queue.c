@@ -689,6 +689,204 @@ START_TEST(test_small_batch_waits_for_company_while_device_runs)
 }
 END_TEST
 
+/* A device as the batch policy sees it, with no thread: the policy's own
+ * decisions, called directly under no lock (nothing else touches it). */
+static gpursa_queue pol_q;
+static gpursa_qrt pol_rt;
+static gpursa_req pol_req[4];
+static gpursa_runner pol_runner[2];
+
+static gpursa_dev *policy_dev(int xover)
+{
+    gpursa_dev *d = &pol_rt.dev[0];
+
+    memset(&pol_q, 0, sizeof(pol_q));
+    memset(&pol_rt, 0, sizeof(pol_rt));
+    memset(pol_req, 0, sizeof(pol_req));
+    memset(pol_runner, 0, sizeof(pol_runner));
+    memset(&stats, 0, sizeof(stats));
+    ck_assert_int_eq(gpursa_config_defaults(&pol_q.cfg), 1);
+    pol_q.cfg.cpu_fallback = GPURSA_CPU_FALLBACK_ALWAYS;   /* no /proc/stat */
+    pol_q.stats = &stats;
+    pol_rt.q = &pol_q;
+    d->rt = &pol_rt;
+    d->runners = pol_runner;
+    d->nrunners = d->max_busy = 2;
+    d->full_batch = pol_q.cfg.max_batch;
+    for (int c = 0; c < GPURSA_NSIZES; c++)
+        atomic_init(&d->xover[c], xover);
+    return d;
+}
+
+/* A runner that finishes a batch wakes the dispatcher only when that can
+ * change what it does: a flush waiting for a free runner, the reopen of a
+ * device gone down once nothing uses it, or a batch held for company now
+ * that the device runs nothing of the process. Otherwise (nothing pending,
+ * or requests whose deadline stays where it was) the wake-up would find
+ * nothing to do. */
+START_TEST(test_runner_done_wakes_dispatcher_only_when_it_has_work)
+{
+    gpursa_dev *d = policy_dev(1);
+
+    ck_assert_int_eq(gpursa_dev_runner_done(d), 0);          /* nothing pending */
+    gpursa_list_append(&d->pend[1], &pol_req[0]);
+    ck_assert_int_eq(gpursa_dev_runner_done(d), 0);          /* its deadline stands */
+    d->wants_runner = 1;
+    d->busy = 1;
+    ck_assert_int_eq(gpursa_dev_runner_done(d), 1);          /* a flush waits for it */
+    ck_assert_int_eq(d->wants_runner, 0);
+    ck_assert_int_eq(gpursa_dev_runner_done(d), 0);          /* told once */
+    d->down = 1;
+    ck_assert_int_eq(gpursa_dev_runner_done(d), 0);          /* another batch still runs */
+    d->busy = 0;
+    ck_assert_int_eq(gpursa_dev_runner_done(d), 1);          /* the reopen may start */
+
+    /* crossover 4: one request below it waits for company while a batch runs */
+    d = policy_dev(4);
+    gpursa_list_append(&d->pend[1], &pol_req[0]);
+    d->busy = 1;
+    ck_assert_int_eq(gpursa_dev_runner_done(d), 0);
+    d->busy = 0;
+    ck_assert_int_eq(gpursa_dev_runner_done(d), 1);
+    for (int i = 1; i < 4; i++)
+        gpursa_list_append(&d->pend[1], &pol_req[i]);
+    ck_assert_int_eq(gpursa_dev_runner_done(d), 0);          /* at the crossover: no hold */
+}
+END_TEST
+
+/* A runner whose batch is done takes the next batch due itself, on its own
+ * runner, as the dispatcher would have given it; a batch not yet due, or a
+ * device that is down, it leaves to the dispatcher. */
+START_TEST(test_runner_takes_the_next_batch_due_itself)
+{
+    gpursa_dev *d = policy_dev(1);
+    uint64_t wait_ns = (uint64_t)pol_q.cfg.max_wait_us * 1000u;
+
+    pol_req[0].t_enq_ns = gpursa_now_ns();
+    gpursa_list_append(&d->pend[1], &pol_req[0]);
+    ck_assert_int_eq(gpursa_dev_runner_next(d, &pol_runner[1]), 0);    /* not due yet */
+    ck_assert_int_eq(pol_runner[1].filled, 0);
+    pol_req[0].t_enq_ns -= 2 * wait_ns;
+    d->down = 1;
+    ck_assert_int_eq(gpursa_dev_runner_next(d, &pol_runner[1]), 0);    /* the dispatcher's */
+    ck_assert_uint_eq(d->pend[1].count, 1);
+    d->down = 0;
+    ck_assert_int_eq(gpursa_dev_runner_next(d, &pol_runner[1]), 1);
+    ck_assert_int_eq(pol_runner[1].filled, 1);                        /* itself */
+    ck_assert_int_eq(pol_runner[0].filled, 0);
+    ck_assert_int_eq(pol_runner[1].size_index, 1);
+    ck_assert_uint_eq(pol_runner[1].reqs.count, 1);
+    ck_assert_ptr_eq(pol_runner[1].reqs.head, &pol_req[0]);
+    ck_assert_uint_eq(d->pend[1].count, 0);
+    ck_assert_int_eq(d->busy, 1);
+    /* a full batch goes before its deadline */
+    d->full_batch = 2;
+    pol_req[1].t_enq_ns = pol_req[2].t_enq_ns = gpursa_now_ns();
+    gpursa_list_append(&d->pend[0], &pol_req[1]);
+    gpursa_list_append(&d->pend[0], &pol_req[2]);
+    ck_assert_int_eq(gpursa_dev_runner_next(d, &pol_runner[0]), 1);
+    ck_assert_uint_eq(pol_runner[0].reqs.count, 2);
+    ck_assert_int_eq(d->busy, 2);
+}
+END_TEST
+
+/* Whether the dispatcher holds key size si's batch for company now. */
+static int size_held(gpursa_queue *q, int si)
+{
+    gpursa_qrt *rt = atomic_load(&q->rt);
+    gpursa_dev *d;
+    int held;
+
+    if (rt == NULL || rt->ndev == 0)
+        return 0;
+    d = &rt->dev[0];
+    pthread_mutex_lock(&d->mu);
+    held = d->held[si];
+    pthread_mutex_unlock(&d->mu);
+    return held;
+}
+
+/* Waits (5 s at most: a hang guard, not a timing) until key size si is held. */
+static int await_held(gpursa_queue *q, int si)
+{
+    uint64_t t0 = now_ns();
+
+    while (!size_held(q, si) && now_ns() - t0 < 5000000000ull)
+        usleep(1000);
+    return size_held(q, si);
+}
+
+/* On a device shared through MPS, with every batch going to the device
+ * (min_gpu_batch 1), a small batch waits while another batch of the process
+ * is on the device, and leaves with what came meanwhile when that one
+ * returns: A (1) is on the device (held there by the fake); B (1) reaches
+ * its deadline meanwhile and is held, not sent as a batch of its own while
+ * a runner is free; C (1) joins it; A returns, and B and C go as one batch
+ * of 2. With the plain deadline the device would have had three batches of
+ * one. Events, not times: each step waits for the state it needs. */
+START_TEST(test_shared_device_small_batch_waits_for_the_one_in_flight)
+{
+    gpursa_queue *q;
+    gpursa_queue_key *qk;
+    async_group g[3];
+    pthread_t th[3];
+
+    fake_reset();
+    fake.shared = 1;
+    q = mkq(&fake_ops, 64, 1000000, 1, 1024);   /* deadline 1 s: held for 8 s at most */
+    qk = mkkey(q, &keys[0]);
+    atomic_store(&fake.hold_ok, 1);
+    for (int i = 0; i < 3; i++) {
+        g[i] = (async_group){ q, qk, &keys[0], 1, 0, -1 };
+        ck_assert_int_eq(pthread_create(&th[i], NULL, async_group_run, &g[i]), 0);
+        if (i == 0)
+            ck_assert(await_atomic(&fake.cur_items, 1));          /* A is on the device */
+        if (i == 1)
+            ck_assert_msg(await_held(q, 0), "B was not held: %d batches on the device",
+                          atomic_load(&fake.cur_batches));
+        if (i == 2)
+            wait_inflight(q, 3);                                  /* C is queued */
+    }
+    ck_assert_int_eq(atomic_load(&fake.cur_batches), 1);
+    atomic_store(&fake.hold_ok, 0);
+    for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        ck_assert_int_eq(g[i].bad, 0);
+    }
+    ck_assert_int_eq(atomic_load(&fake.nlog), 2);
+    ck_assert_int_eq(fake.log[0], 1);
+    ck_assert_int_eq(fake.log[1], 2);
+    ck_assert_uint_eq(atomic_load(&stats.ops_gpu), 3);
+    gpursa_queue_key_free(qk);
+    gpursa_queue_free(q);
+}
+END_TEST
+
+/* The size a batch waits for on a shared device: GPURSA_SHARED_COMPANY with
+ * device_batches = auto (max_batch if smaller); none on a device of the
+ * process's own or with an explicit device_batches. */
+START_TEST(test_shared_device_company_size_follows_device_batches)
+{
+    gpursa_dev *d = policy_dev(1);
+
+    fake_reset();
+    pol_q.ops = &fake_ops;
+    fake.shared = 1;
+    gpursa_dev_set_max_busy(d);
+    ck_assert_uint_eq(d->shared_company, GPURSA_SHARED_COMPANY);
+    pol_q.cfg.max_batch = 8;
+    gpursa_dev_set_max_busy(d);
+    ck_assert_uint_eq(d->shared_company, 8);
+    pol_q.cfg.device_batches = 2;
+    gpursa_dev_set_max_busy(d);
+    ck_assert_uint_eq(d->shared_company, 0);
+    pol_q.cfg.device_batches = 0;
+    fake.shared = 0;
+    gpursa_dev_set_max_busy(d);
+    ck_assert_uint_eq(d->shared_company, 0);
+}
+END_TEST
+
 /* Blocking threads that each pause 0-2 ms between operations: arrivals
  * spread out, so a 0.1 ms deadline cuts them into small batches. */
 typedef struct {
@@ -2044,6 +2242,10 @@ static Suite *queue_suite(void)
     tcase_add_test(tc, test_backpressure_async_jobs_pause_and_retry);
     tcase_add_test(tc, test_crossover_small_batches_run_on_cpu_workers);
     tcase_add_test(tc, test_small_batch_waits_for_company_while_device_runs);
+    tcase_add_test(tc, test_runner_done_wakes_dispatcher_only_when_it_has_work);
+    tcase_add_test(tc, test_runner_takes_the_next_batch_due_itself);
+    tcase_add_test(tc, test_shared_device_small_batch_waits_for_the_one_in_flight);
+    tcase_add_test(tc, test_shared_device_company_size_follows_device_batches);
     tcase_add_test(tc, test_shared_device_keeps_two_batches_in_flight_and_they_grow);
     tcase_add_test(tc, test_device_batches_setting_caps_batches_in_flight);
     tcase_add_test(tc, test_shared_device_sends_full_batches_at_once);
