@@ -47,12 +47,14 @@
 #                            stopped under load and started again: after the warm-up,
 #                            DURATION s as usual, then `quit -t 1` (the MPS server ends
 #                            with its clients' work in flight), DURATION s without MPS,
-#                            MPS started again, 3 x DURATION s. gpursa's live metrics
-#                            (every 200 ms, per worker) give the operations on the GPU and
-#                            off it in each phase. Its row says PASS when no handshake
-#                            failed on the server (no "SSL_do_handshake() failed" in its
-#                            log), operations ran off the GPU while MPS was gone, and on
-#                            the GPU again in the last phase; else FAIL and why
+#                            MPS started again and nginx reloaded (a process whose MPS
+#                            server ended cannot use CUDA again; new workers can), 3 x
+#                            DURATION s. gpursa's live metrics (every 200 ms, per worker)
+#                            give the operations on the GPU and off it in each phase. Its
+#                            row says PASS when no handshake failed on the server (no
+#                            "SSL_do_handshake() failed" in its log), operations ran off
+#                            the GPU while MPS was gone, the old workers exited and the new
+#                            ones used the GPU; else FAIL and why
 #   nginx ecdsa              (--ceiling) stock nginx with an ECDSA P-256 certificate
 #   nginx async              asynch_mode_nginx without gpursa (its default provider;
 #                            ssl_asynch gone with the gpursa-only lines)
@@ -503,17 +505,29 @@ case " $servers " in *" haproxy "*)
 esac
 
 # ---- the MPS outage (nginx mode async-gpursa-mps-outage) ----
-# "GPU OTHER": gpursa's operations so far, summed over the workers' metrics files
+# metrics_ops [PID...]: "GPU OTHER", gpursa's operations so far, summed over the
+# workers' metrics files (gpursa-PID.prom) but those of the PIDs given
 metrics_ops() {
-    cat "$TLS_WORK"/metrics/*.prom 2>/dev/null | awk '
-        /^gpursa_operations_total\{/ { if ($1 ~ /path="gpu"/) g += $2; else o += $2 }
+    local f p skip
+    for f in "$TLS_WORK"/metrics/gpursa-*.prom; do
+        [ -f "$f" ] || continue
+        skip=0
+        for p in "$@"; do [ "$f" = "$TLS_WORK/metrics/gpursa-$p.prom" ] && skip=1; done
+        [ "$skip" = 1 ] || cat "$f"
+    done | awk '/^gpursa_operations_total\{/ { if ($1 ~ /path="gpu"/) g += $2; else o += $2 }
         END { printf "%d %d\n", g, o }'
+}
+metrics_pids() {
+    local f
+    for f in "$TLS_WORK"/metrics/gpursa-*.prom; do
+        [ -f "$f" ] && { f=${f##*/gpursa-}; echo "${f%.prom}"; }
+    done
 }
 # outage_one TAG S VER: as run_one, with MPS stopped and started again while the
 # clients run (mps_start has run). One row in results.csv; its status says PASS or
 # FAIL and why. The handshakes/s are those of the whole run, outage included.
 outage_one() {
-    local s=$2 ver=$3 t0 t1 r0 r1 s0 s1 c0 c1 a b c d fails status
+    local s=$2 ver=$3 t0 t1 r0 r1 s0 s1 c0 c1 a b c d fails status old p left=0
     local server_cores="0-$((s - 1))"
     rm -rf "$TLS_WORK/metrics"
     mkdir -p "$TLS_WORK/metrics"
@@ -529,23 +543,30 @@ outage_one() {
     echo "quit -t 1" | nvidia-cuda-mps-control >>"$LOG" 2>&1
     sleep "$duration"
     c=$(metrics_ops)
-    say "$RUN_TAG: MPS started again (gpu/other ops so far: $c)"
+    say "$RUN_TAG: MPS started again, nginx reloaded (gpu/other ops so far: $c)"
     nvidia-cuda-mps-control -d >>"$LOG" 2>&1 || say "WARNING: $RUN_TAG: MPS did not start again"
+    # A process whose MPS server ended cannot use CUDA again: new workers can.
+    old=$(metrics_pids)
+    kill -HUP "$TLS_PID"
     sleep $((3 * duration))
-    d=$(metrics_ops)
+    # shellcheck disable=SC2086
+    d=$(metrics_ops $old)
+    for p in $old; do [ "$p" != "$TLS_PID" ] && kill -0 "$p" 2>/dev/null && left=$((left + 1)); done
     t1=$(now_ns) r1=$(server_requests) s1=$(server_ticks) c1=$(client_ticks)
     stop_all
     cp "$TLS_WORK/server.err" "$OUT/$RUN_TAG.server.err"
     fails=$(grep -c 'SSL_do_handshake() failed' "$OUT/$RUN_TAG.server.err")
     # phases: gpu and other operations before, during and after the outage
-    status=$(echo "$a $b $c $d $fails" | awk '{
-        gb = $3 - $1; ob = $4 - $2; go = $5 - $3; oo = $6 - $4; ga = $7 - $5; oa = $8 - $6
+    # after: the new workers' operations (their counts start at 0)
+    status=$(echo "$a $b $c $d $fails $left" | awk '{
+        gb = $3 - $1; ob = $4 - $2; go = $5 - $3; oo = $6 - $4; ga = $7; oa = $8
         why = ""
         if ($9 > 0) why = why " " $9 "-handshakes-failed"
+        if ($10 > 0) why = why " " $10 "-old-workers-left"
         if (gb <= 0) why = why " no-gpu-ops-before"
         if (oo <= 0) why = why " no-fallback-ops-during"
         if (ga <= 0) why = why " no-gpu-ops-after"
-        printf "%s gpu/other before %d/%d during %d/%d after %d/%d\n",
+        printf "%s gpu/other before %d/%d during %d/%d after (new workers) %d/%d\n",
             why == "" ? "PASS" : "FAIL" why, gb, ob, go, oo, ga, oa }')
     say "$RUN_TAG: $status"
     echo "$TLS_SERVER,$server_cores,$s-$((ncpu - 1)),$TLS_WORKERS,$4,$ver,gpursa,async $backend MPS outage,$(((ncpu - s) * per_client)),$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'),$((r1 - r0)),$(awk -v n=$((r1 - r0)) -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", n / ((b - a) / 1e9) }'),,,,,,,,,,,,,$status" >>"$csv"

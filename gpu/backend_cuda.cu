@@ -83,10 +83,17 @@ struct gpursa_gpu_batch {
 /* ---- errors ----------------------------------------------------------------- */
 
 /* CUDA errors after which the context is unusable until the process resets the
- * device: every later call fails the same way. */
+ * device: every later call fails the same way. Among them the loss of the
+ * process's MPS server (it ended, or ended this client): the work queued
+ * there never completes, so nothing may wait on it any more (a stream or
+ * device synchronisation would block for good), and CUDA does not let the
+ * process reconnect; a new process (a reloaded nginx worker) can. */
 static int gpursa_cuda_sticky(cudaError_t e)
 {
     switch (e) {
+    case cudaErrorMpsConnectionFailed:
+    case cudaErrorMpsRpcFailure:
+    case cudaErrorMpsClientTerminated:
     case cudaErrorIllegalAddress:
     case cudaErrorLaunchFailure:
     case cudaErrorHardwareStackError:
