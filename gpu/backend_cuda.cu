@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpu/gpursa_gpu.h"
 #include "gpu/gpursa_keyconv.h"
@@ -78,6 +79,13 @@ struct gpursa_gpu_batch {
     int done;                                /* 1 after wait: poll answers finished */
     int failed;                              /* an error since submit: no item is OK */
     double t_kernel, t_in, t_out;
+    /* The wait for ev_done is bounded (gpursa_cuda_batch_wait): a host function
+     * queued after it on the stream sets home under mu and signals home_cv. */
+    pthread_mutex_t mu;
+    pthread_cond_t home_cv;
+    int sync_init;                           /* mu and home_cv made */
+    int home;                                /* under mu: the stream passed ev_done */
+    int fn_pending;                          /* under mu: the host function is queued */
 };
 
 /* ---- errors ----------------------------------------------------------------- */
@@ -486,10 +494,114 @@ static size_t gpursa_cuda_words(const gpursa_gpu_batch *b)
     return b->nbytes / 4;
 }
 
+/* A condition variable that times out on the monotonic clock */
+static int gpursa_cond_init_monotonic(pthread_cond_t *cv)
+{
+    pthread_condattr_t ca;
+    int rc;
+
+    if (pthread_condattr_init(&ca) != 0)
+        return -1;
+    rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    if (rc == 0)
+        rc = pthread_cond_init(cv, &ca);
+    pthread_condattr_destroy(&ca);
+    return rc;
+}
+
+/* The stream passed ev_done (a host function: no CUDA calls in it) */
+static void CUDART_CB gpursa_cuda_home(void *arg)
+{
+    gpursa_gpu_batch *b = (gpursa_gpu_batch *)arg;
+
+    pthread_mutex_lock(&b->mu);
+    b->home = 1;
+    b->fn_pending = 0;
+    pthread_cond_signal(&b->home_cv);
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* Waits for ev_done, at most GPURSA_CUDA_STALL_S seconds plus a millisecond an
+ * item. A stream stops for good when the process's MPS server ends with work
+ * of it queued (CUDA then fails the process's later calls, error 806), and a
+ * plain cudaEventSynchronize would wait on it forever, holding the batch's
+ * requests and the device's reopen. Every 50 ms the event is queried, so an
+ * error shows as soon as CUDA reports it (a host function does not run after
+ * one). Past the bound the device is lost: its items are FAULT, recomputed
+ * on the CPU by the queue, and the batch is abandoned (gpursa_cuda_batch_free). */
+#define GPURSA_CUDA_STALL_S 10
+static cudaError_t gpursa_cuda_wait_home(gpursa_gpu_batch *b)
+{
+    struct timespec now, until, slice;
+    cudaError_t e = cudaErrorNotReady;
+    int home;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    until = now;
+    until.tv_sec += GPURSA_CUDA_STALL_S + (time_t)(b->count / 1000);
+    pthread_mutex_lock(&b->mu);
+    if (!b->home && !b->fn_pending) {              /* no host function queued */
+        pthread_mutex_unlock(&b->mu);
+        return cudaEventSynchronize(b->ev_done);
+    }
+    for (;;) {
+        if (b->home)
+            break;
+        slice = now;
+        slice.tv_nsec += 50000000L;
+        if (slice.tv_nsec >= 1000000000L) {
+            slice.tv_sec++;
+            slice.tv_nsec -= 1000000000L;
+        }
+        (void)pthread_cond_timedwait(&b->home_cv, &b->mu, &slice);
+        if (b->home)
+            break;
+        pthread_mutex_unlock(&b->mu);
+        e = cudaEventQuery(b->ev_done);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        pthread_mutex_lock(&b->mu);
+        /* done: the host function follows at once (and must have run before
+         * the batch is submitted again); an error: it never runs */
+        if (e != cudaErrorNotReady && e != cudaSuccess)
+            break;
+        if (now.tv_sec > until.tv_sec || (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec))
+            break;
+    }
+    home = b->home;
+    pthread_mutex_unlock(&b->mu);
+    if (home)
+        return cudaEventSynchronize(b->ev_done);   /* done: returns at once, with its status */
+    if (e != cudaErrorNotReady && e != cudaSuccess)
+        return e;
+    if (b->dev->debug)
+        fprintf(stderr, "gpursa cuda: a batch of %zu items not back after %d s: device lost\n",
+                b->count, GPURSA_CUDA_STALL_S + (int)(b->count / 1000));
+    __atomic_store_n(&b->dev->lost, 1, __ATOMIC_RELEASE);
+    return cudaErrorLaunchTimeout;                 /* sticky: GPURSA_GPU_ERR_LOST */
+}
+
 static void gpursa_cuda_batch_free(gpursa_gpu_batch *b)
 {
+    int pending = 0;
+
     if (b == NULL)
         return;
+    if (b->sync_init) {
+        pthread_mutex_lock(&b->mu);
+        pending = b->fn_pending;
+        pthread_mutex_unlock(&b->mu);
+    }
+    /* A batch abandoned by a wait that timed out (its device is lost) may
+     * still have its host function queued on a stream that never moves
+     * again, or that moves much later: it keeps the batch's memory, so the
+     * batch is left as it is. Rare, and the process cannot use the device
+     * any more anyway. Its inputs and blinding factors are wiped from the
+     * host staging first. */
+    if (pending) {
+        if (b->h_in != NULL)
+            memset(b->h_in, 0, 3 * b->nbytes * b->stride);
+        return;
+    }
     __atomic_fetch_sub(&b->dev->inflight[gpursa_size_index(b->bits)], b->counted, __ATOMIC_RELAXED);
     if (gpursa_cuda_enter(b->dev) == GPURSA_GPU_OK) {
         if (b->stream != NULL)
@@ -518,6 +630,10 @@ static void gpursa_cuda_batch_free(gpursa_gpu_batch *b)
     if (b->ev_kernel != NULL) (void)cudaEventDestroy(b->ev_kernel);
     if (b->ev_done != NULL) (void)cudaEventDestroy(b->ev_done);
     if (b->stream != NULL) (void)cudaStreamDestroy(b->stream);
+    if (b->sync_init) {
+        pthread_cond_destroy(&b->home_cv);
+        pthread_mutex_destroy(&b->mu);
+    }
     free(b);
 }
 
@@ -540,6 +656,16 @@ static int gpursa_cuda_batch_new(gpursa_gpu_device *dev, int modulus_bits, size_
     b = (gpursa_gpu_batch *)calloc(1, sizeof(*b));
     if (b == NULL)
         return GPURSA_GPU_ERR_NOMEM;
+    if (pthread_mutex_init(&b->mu, NULL) != 0) {
+        free(b);
+        return GPURSA_GPU_ERR_NOMEM;
+    }
+    if (gpursa_cond_init_monotonic(&b->home_cv) != 0) {
+        pthread_mutex_destroy(&b->mu);
+        free(b);
+        return GPURSA_GPU_ERR_NOMEM;
+    }
+    b->sync_init = 1;
     b->dev = dev;
     b->bits = modulus_bits;
     b->nbytes = nb = (size_t)modulus_bits / 8;
@@ -693,6 +819,18 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
                             b->stream);
     if (e == cudaSuccess)
         e = cudaEventRecord(b->ev_done, b->stream);
+    if (e == cudaSuccess) {
+        pthread_mutex_lock(&b->mu);
+        b->home = 0;
+        b->fn_pending = 1;
+        pthread_mutex_unlock(&b->mu);
+        e = cudaLaunchHostFunc(b->stream, gpursa_cuda_home, b);
+        if (e != cudaSuccess) {
+            pthread_mutex_lock(&b->mu);
+            b->fn_pending = 0;
+            pthread_mutex_unlock(&b->mu);
+        }
+    }
     if (e != cudaSuccess) {
         rc = gpursa_cuda_rc(dev, e, GPURSA_GPU_ERR_COPY);
         goto fail;
@@ -773,7 +911,7 @@ static int gpursa_cuda_batch_wait(gpursa_gpu_batch *b)
          * not theirs, and on a busy device a wipe kernel waits for other
          * streams' blocks to be dispatched first, which would hold back
          * results that are already home. */
-        e = cudaEventSynchronize(b->ev_done);
+        e = gpursa_cuda_wait_home(b);
         rc = gpursa_cuda_rc(b->dev, e, GPURSA_GPU_ERR_LAUNCH);
     }
     __atomic_fetch_sub(&b->dev->inflight[gpursa_size_index(b->bits)], b->counted, __ATOMIC_RELAXED);
