@@ -87,7 +87,7 @@
 #   --split "4 8"         server core counts to measure: the server on cores 0..S-1, one
 #                         client per other core (default: nproc/4 and nproc/2; 1 on 2 cores)
 #   --bits "2048 4096"    RSA key sizes
-#   --tls "1.3 1.2"       TLS versions (HAProxy; nginx runs the first one)
+#   --tls "1.3 1.2"       TLS versions (each server runs each)
 #   --connections N       concurrent connections per client process (default 192)
 #   --warmup S            seconds before measuring (default 3)
 #   --duration S          measured seconds per run (default 5)
