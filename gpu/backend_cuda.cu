@@ -296,14 +296,16 @@ static int gpursa_cuda_device_open(int index, const gpursa_gpu_open_params *para
             (void)gpursa_cuda_kernel_regs(gpursa_size_bits[i], dev->by_size[i]);
             (void)gpursa_cuda_nstage_regs(gpursa_size_bits[i]);
         }
-        (void)gpursa_cuda_regs_2048_narrow();
-        /* An FP64 kernel that does not load on this device, or may not have
-         * its shared memory here (its query raises the limit above 48 KB),
-         * would fail every batch given to it: then the 32-bit kernels take
+        /* Every kernel of the routing table. One that needs full-rate
+         * FP64 and does not load on this device, or may not have its
+         * shared memory here (its query raises the limit above 48 KB),
+         * would fail every batch routed to it: then the 32-bit kernels take
          * every load, as on a device without full-rate FP64. */
-        if (gpursa_cuda_regs_2048_fp() <= 0 || gpursa_cuda_regs_2048_fp2() <= 0
-            || gpursa_cuda_regs_3072_fpn() <= 0 || gpursa_cuda_regs_3072_fpw() <= 0
-            || gpursa_cuda_regs_4096_fp() <= 0 || gpursa_cuda_regs_4096_fpn() <= 0) {
+        int fp64_loads = 1;
+        for (size_t i = 0; i < GPURSA_NROUTES; i++)
+            if (gpursa_cuda_route_regs(gpursa_routes[i].kernel) <= 0 && gpursa_routes[i].fp64)
+                fp64_loads = 0;
+        if (!fp64_loads) {
             fp64_lost = dev->fp64;
             dev->fp64 = 0;
         }

@@ -35,7 +35,7 @@ typedef struct {
                                * launch's included, scaled to a device of
                                * GPURSA_CUDA_REF_SMS SMs (gpursa_cuda_load): where a
                                * size has kernels of several lane widths, the width
-                               * follows the load (gpursa_coop_launch_sized) */
+                               * follows the load (gpursa_route_pick) */
     uint32_t shared;          /* the device is shared with other processes (MPS), whose
                                * load this process does not see: never the narrowest
                                * lanes, which do the most work per item */
@@ -73,29 +73,32 @@ cudaError_t gpursa_cuda_launch_1024(gpursa_variant v, const gpursa_cuda_args *a,
 cudaError_t gpursa_cuda_launch_2048(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);
 cudaError_t gpursa_cuda_launch_3072(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);
 cudaError_t gpursa_cuda_launch_4096(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);
-/* RSA-2048 COOP with 2 limbs per lane (kernels_2048n.cu): loads of up to 1,024. */
-cudaError_t gpursa_cuda_launch_2048_narrow(const gpursa_cuda_args *a, cudaStream_t s);
-int gpursa_cuda_regs_2048_narrow(void);
-/* ... and on FP64 limbs (kernels_2048f.cu): on a device with full-rate
- * FP64 the 2048 launcher sends loads of 1,025 to 6,000 items there, and
- * every load on a device shared through MPS. */
-cudaError_t gpursa_cuda_launch_2048_fp(const gpursa_cuda_args *a, cudaStream_t s);
-int gpursa_cuda_regs_2048_fp(void);
-/* ... on 2 lanes a CRT half (kernels_2048f2.cu): its heaviest loads. */
-cudaError_t gpursa_cuda_launch_2048_fp2(const gpursa_cuda_args *a, cudaStream_t s);
-int gpursa_cuda_regs_2048_fp2(void);
-/* RSA-3072 and RSA-4096 COOP on FP64 limbs, 8 lanes per CRT half (_fpn,
- * kernels_3072fn.cu, kernels_4096fn.cu: light loads), and for heavier ones
- * RSA-3072's on 3 (_fpw, kernels_3072fw.cu) and RSA-4096's on 4 (_fp,
- * kernels_4096f.cu), for the loads their launchers send there. */
-cudaError_t gpursa_cuda_launch_3072_fpn(const gpursa_cuda_args *a, cudaStream_t s);
-int gpursa_cuda_regs_3072_fpn(void);
-cudaError_t gpursa_cuda_launch_3072_fpw(const gpursa_cuda_args *a, cudaStream_t s);
-int gpursa_cuda_regs_3072_fpw(void);
-cudaError_t gpursa_cuda_launch_4096_fp(const gpursa_cuda_args *a, cudaStream_t s);
-int gpursa_cuda_regs_4096_fp(void);
-cudaError_t gpursa_cuda_launch_4096_fpn(const gpursa_cuda_args *a, cudaStream_t s);
-int gpursa_cuda_regs_4096_fpn(void);
+/* The COOP kernels, one file each (gpursa_kernel in gpursa_cuda_load.h names
+ * them and its table gpursa_routes says which launch runs which): each
+ * file's launcher and register query. The 32-bit kernels of each size's own
+ * file (kernels_<bits>.cu) are the _int ones. */
+#define GPURSA_CUDA_KERNEL_DECLARE(NAME)                                           \
+    cudaError_t gpursa_cuda_launch_##NAME(const gpursa_cuda_args *a, cudaStream_t s); \
+    int gpursa_cuda_regs_##NAME(void);
+GPURSA_CUDA_KERNEL_DECLARE(1024_int)
+GPURSA_CUDA_KERNEL_DECLARE(2048_int)
+GPURSA_CUDA_KERNEL_DECLARE(2048_narrow)
+GPURSA_CUDA_KERNEL_DECLARE(2048_fp)
+GPURSA_CUDA_KERNEL_DECLARE(2048_fp2)
+GPURSA_CUDA_KERNEL_DECLARE(3072_int)
+GPURSA_CUDA_KERNEL_DECLARE(3072_fpn)
+GPURSA_CUDA_KERNEL_DECLARE(3072_fpw)
+GPURSA_CUDA_KERNEL_DECLARE(4096_int)
+GPURSA_CUDA_KERNEL_DECLARE(4096_fp)
+GPURSA_CUDA_KERNEL_DECLARE(4096_fpn)
+#undef GPURSA_CUDA_KERNEL_DECLARE
+
+/* A COOP launch of a bits-bit modulus on the kernel gpursa_route_pick names
+ * for its load and device (kernels_route.cu). */
+cudaError_t gpursa_cuda_launch_routed(int bits, const gpursa_cuda_args *a, cudaStream_t s);
+/* Registers per thread of kernel k; 0 when it is not built for this device
+ * or cannot run here (an FP64 kernel's shared memory above 48 KB refused). */
+int gpursa_cuda_route_regs(gpursa_kernel k);
 
 /* Big-endian byte strings (count items of nbytes each, item i at
  * bytes[i * pitch]) to SoA limbs, and back. nbytes and pitch are multiples of 4. */

@@ -401,48 +401,6 @@ gpursa_fx2_kernel(gpursa_cuda_args a)
 #ifndef GPURSA_FX_HOST_TEST
 #include "gpu/kernels_coop.cuh"
 
-/* COOP of this size; with GPURSA_COOP_NARROW_UPTO set, a lighter load runs
- * the narrower-lane kernel of another file (GPURSA_COOP_NARROW_LAUNCH), and
- * on a device with full-rate FP64 (a->fp64) a load above
- * GPURSA_COOP_WIDEST_ABOVE runs the FP64-limb kernel of the widest lanes
- * (GPURSA_COOP_WIDEST_LAUNCH), one above GPURSA_COOP_WIDE_ABOVE that of the
- * next (GPURSA_COOP_WIDE_LAUNCH), one above GPURSA_COOP_FP_ABOVE an FP64-limb
- * kernel of narrower lanes (GPURSA_COOP_FP_LAUNCH), and with
- * GPURSA_COOP_SHARED_LAUNCH a device shared with other processes (MPS) runs
- * that kernel for every load. The load, not the batch: narrow
- * lanes finish a lone batch sooner but cost more GPU time per item, which is
- * what counts once this process's batches in flight fill the device. The
- * thresholds are items in flight on a device of GPURSA_CUDA_REF_SMS SMs
- * (the backend scales the load to it). */
-static cudaError_t gpursa_coop_launch_sized(const gpursa_cuda_args *a, cudaStream_t s)
-{
-#if defined(GPURSA_COOP_NARROW_UPTO) || defined(GPURSA_COOP_WIDEST_ABOVE) || defined(GPURSA_COOP_WIDE_ABOVE) \
-    || defined(GPURSA_COOP_FP_ABOVE)
-    const uint32_t load = a->load;
-#endif
-#ifdef GPURSA_COOP_SHARED_LAUNCH
-    if (a->shared && a->fp64)
-        return GPURSA_COOP_SHARED_LAUNCH(a, s);
-#endif
-#ifdef GPURSA_COOP_NARROW_UPTO
-    if (load <= GPURSA_COOP_NARROW_UPTO && !a->shared)
-        return GPURSA_COOP_NARROW_LAUNCH(a, s);
-#endif
-#ifdef GPURSA_COOP_WIDEST_ABOVE
-    if (load > GPURSA_COOP_WIDEST_ABOVE && a->fp64)
-        return GPURSA_COOP_WIDEST_LAUNCH(a, s);
-#endif
-#ifdef GPURSA_COOP_WIDE_ABOVE
-    if (load > GPURSA_COOP_WIDE_ABOVE && a->fp64)
-        return GPURSA_COOP_WIDE_LAUNCH(a, s);
-#endif
-#ifdef GPURSA_COOP_FP_ABOVE
-    if (load > GPURSA_COOP_FP_ABOVE && a->fp64)
-        return GPURSA_COOP_FP_LAUNCH(a, s);
-#endif
-    return gpursa_coop_launch(a, s);
-}
-
 /* ---- launch --------------------------------------------------------------------------- */
 
 template <int H, int V, int LANES>
@@ -479,7 +437,9 @@ static int gpursa_fx_regs(void)
 
 
 /* Define the launcher and register query of one modulus size (H limbs per
- * CRT half) for kernels_<bits>.cu. */
+ * CRT half) for kernels_<bits>.cu, and export the file's own COOP kernel
+ * (32-bit limbs) as gpursa_cuda_launch_<bits>_int: the variant COOP runs
+ * the kernel the routing table picks (gpursa_cuda_launch_routed). */
 #define GPURSA_CUDA_SIZE(BITS)                                                              \
     cudaError_t gpursa_cuda_launch_##BITS(gpursa_variant v, const gpursa_cuda_args *a,       \
                                           cudaStream_t s)                                   \
@@ -488,7 +448,7 @@ static int gpursa_fx_regs(void)
         case GPURSA_VARIANT_IMAD: return gpursa_fx_launch<BITS / 64, GPURSA_VARIANT_IMAD, 1>(a, s); \
         case GPURSA_VARIANT_XMAD: return gpursa_fx_launch<BITS / 64, GPURSA_VARIANT_XMAD, 1>(a, s); \
         case GPURSA_VARIANT_FAST: return gpursa_fx_launch<BITS / 64, GPURSA_VARIANT_FAST, 2>(a, s); \
-        case GPURSA_VARIANT_COOP: return gpursa_coop_launch_sized(a, s);                    \
+        case GPURSA_VARIANT_COOP: return gpursa_cuda_launch_routed(BITS, a, s);             \
         default: return cudaErrorInvalidValue;                                              \
         }                                                                                   \
     }                                                                                       \
@@ -501,7 +461,8 @@ static int gpursa_fx_regs(void)
         case GPURSA_VARIANT_COOP: return gpursa_coop_regs();                                \
         default: return 0;                                                                  \
         }                                                                                   \
-    }
+    }                                                                                       \
+    GPURSA_COOP_EXPORT(gpursa_cuda_launch_##BITS##_int, gpursa_cuda_regs_##BITS##_int)
 #endif /* GPURSA_FX_HOST_TEST */
 
 #endif /* GPURSA_KERNELS_RSA_CUH */

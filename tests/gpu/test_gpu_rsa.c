@@ -753,6 +753,85 @@ START_TEST(test_cuda_load_by_sms)
 }
 END_TEST
 
+/* The COOP routing table: each size's kernel at the edges of its load
+ * ranges, on devices with and without full-rate FP64, alone and under MPS;
+ * every launch of a size finds a kernel of that size, and none that needs
+ * FP64 runs on a device without it. */
+#define PICK(bits, load, shared, fp64) gpursa_route_pick((bits), (load), (shared), (fp64))
+START_TEST(test_cuda_routes)
+{
+    static const struct { int bits; gpursa_kernel k; int fp64; } kernels[] = {
+        { 1024, GPURSA_KERNEL_1024, 0 },   { 2048, GPURSA_KERNEL_2048, 0 },
+        { 2048, GPURSA_KERNEL_2048N, 0 },  { 2048, GPURSA_KERNEL_2048F, 1 },
+        { 2048, GPURSA_KERNEL_2048F2, 1 }, { 3072, GPURSA_KERNEL_3072, 0 },
+        { 3072, GPURSA_KERNEL_3072FN, 1 }, { 3072, GPURSA_KERNEL_3072FW, 1 },
+        { 4096, GPURSA_KERNEL_4096, 0 },   { 4096, GPURSA_KERNEL_4096FN, 1 },
+        { 4096, GPURSA_KERNEL_4096F, 1 },
+    };
+    static const uint32_t loads[] = { 1, 2, 1023, 1024, 1025, 2047, 2048, 2049, 5999,
+                                      6000, 6001, 16384, UINT32_MAX };
+    static const int sizes[] = { 1024, 2048, 3072, 4096 };
+
+    /* RSA-2048, alone with FP64: 2-limb lanes up to 1,024, FP64 4 lanes to
+     * 6,000, 2 lanes above */
+    ck_assert_int_eq(PICK(2048, 1, 0, 1), GPURSA_KERNEL_2048N);
+    ck_assert_int_eq(PICK(2048, 1024, 0, 1), GPURSA_KERNEL_2048N);
+    ck_assert_int_eq(PICK(2048, 1025, 0, 1), GPURSA_KERNEL_2048F);
+    ck_assert_int_eq(PICK(2048, 6000, 0, 1), GPURSA_KERNEL_2048F);
+    ck_assert_int_eq(PICK(2048, 6001, 0, 1), GPURSA_KERNEL_2048F2);
+    /* under MPS the FP64 4-lane kernel at every load, never the narrowest */
+    ck_assert_int_eq(PICK(2048, 1, 1, 1), GPURSA_KERNEL_2048F);
+    ck_assert_int_eq(PICK(2048, 16384, 1, 1), GPURSA_KERNEL_2048F);
+    /* without FP64: 2-limb lanes alone up to 1,024, else 4-limb lanes */
+    ck_assert_int_eq(PICK(2048, 1024, 0, 0), GPURSA_KERNEL_2048N);
+    ck_assert_int_eq(PICK(2048, 1025, 0, 0), GPURSA_KERNEL_2048);
+    ck_assert_int_eq(PICK(2048, 1, 1, 0), GPURSA_KERNEL_2048);
+    ck_assert_int_eq(PICK(2048, 16384, 0, 0), GPURSA_KERNEL_2048);
+    /* RSA-3072: FP64 8 lanes up to 2,048, 3 lanes above and under MPS */
+    ck_assert_int_eq(PICK(3072, 1, 0, 1), GPURSA_KERNEL_3072FN);
+    ck_assert_int_eq(PICK(3072, 2048, 0, 1), GPURSA_KERNEL_3072FN);
+    ck_assert_int_eq(PICK(3072, 2049, 0, 1), GPURSA_KERNEL_3072FW);
+    ck_assert_int_eq(PICK(3072, 1, 1, 1), GPURSA_KERNEL_3072FW);
+    ck_assert_int_eq(PICK(3072, 1, 1, 0), GPURSA_KERNEL_3072);
+    ck_assert_int_eq(PICK(3072, 16384, 0, 0), GPURSA_KERNEL_3072);
+    /* RSA-4096: FP64 8 lanes up to 2,048, 4 lanes above and under MPS */
+    ck_assert_int_eq(PICK(4096, 1, 0, 1), GPURSA_KERNEL_4096FN);
+    ck_assert_int_eq(PICK(4096, 2048, 0, 1), GPURSA_KERNEL_4096FN);
+    ck_assert_int_eq(PICK(4096, 2049, 0, 1), GPURSA_KERNEL_4096F);
+    ck_assert_int_eq(PICK(4096, 1, 1, 1), GPURSA_KERNEL_4096F);
+    ck_assert_int_eq(PICK(4096, 1, 0, 0), GPURSA_KERNEL_4096);
+    ck_assert_int_eq(PICK(4096, 1, 1, 0), GPURSA_KERNEL_4096);
+    /* RSA-1024 and sizes without a table */
+    ck_assert_int_eq(PICK(1024, 16384, 1, 1), GPURSA_KERNEL_1024);
+    ck_assert_int_eq(PICK(1536, 1, 0, 1), GPURSA_KERNEL_COUNT_);
+    ck_assert_int_eq(PICK(0, 1, 0, 0), GPURSA_KERNEL_COUNT_);
+
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
+        for (size_t li = 0; li < sizeof(loads) / sizeof(loads[0]); li++)
+            for (int shared = 0; shared < 2; shared++)
+                for (int fp64 = 0; fp64 < 2; fp64++) {
+                    gpursa_kernel k = PICK(sizes[si], loads[li], shared, fp64);
+                    size_t ki = 0;
+                    while (ki < sizeof(kernels) / sizeof(kernels[0]) && kernels[ki].k != k)
+                        ki++;
+                    ck_assert_msg(ki < sizeof(kernels) / sizeof(kernels[0]),
+                                  "RSA-%d, load %u: no kernel", sizes[si], loads[li]);
+                    ck_assert_int_eq(kernels[ki].bits, sizes[si]);
+                    ck_assert_msg(fp64 || !kernels[ki].fp64, "RSA-%d, load %u: FP64 kernel without FP64",
+                                  sizes[si], loads[li]);
+                    ck_assert_msg(!shared || k != GPURSA_KERNEL_2048N, "2-limb lanes under MPS");
+                }
+    /* every row's fp64 flag says what its kernel needs */
+    for (size_t i = 0; i < GPURSA_NROUTES; i++)
+        for (size_t ki = 0; ki < sizeof(kernels) / sizeof(kernels[0]); ki++)
+            if (kernels[ki].k == gpursa_routes[i].kernel) {
+                ck_assert_int_eq(gpursa_routes[i].fp64, kernels[ki].fp64);
+                ck_assert_int_eq(gpursa_routes[i].bits, kernels[ki].bits);
+            }
+}
+END_TEST
+#undef PICK
+
 /* host_threads: the host backend runs that many worker threads (its
  * description says so), 0 one per online CPU, never more than
  * GPURSA_HOST_MAX_THREADS nor fewer than one. */
@@ -823,6 +902,7 @@ static Suite *make_rsa_op_suite(void)
     tcase_add_loop_test(tc, test_keyconv_constants, 0, 4);
     tcase_add_test(tc, test_names_and_strings);
     tcase_add_test(tc, test_cuda_load_by_sms);
+    tcase_add_test(tc, test_cuda_routes);
     tcase_add_test(tc, test_host_threads_as_opened);
     tcase_add_test(tc, test_cuda_status_word_fails_closed);
     suite_add_tcase(s, tc);
