@@ -3,7 +3,7 @@
 # bench/gpu-trust-check.sh LOGDIR - on a machine with an NVIDIA GPU, the tests of the
 # device result check: the CUDA backend suite (tests/gpu/test_gpu_rsa, gpu_backend: every
 # variant and COOP kernel against GMP, wrong-dp items FAULT, and the fault injection of
-# test_backend_cuda_fault_items_fail_closed: an item the unblinding stage leaves unwritten
+# test_backend_cuda_fault_items_fail_closed: an item the stages around the CRT kernel leave unwritten
 # or gets out of range is FAULT with a zeroed output, on fresh and on reused buffers, for
 # every key size and COOP kernel), then the queue's failure cases (tests/queue/test_queue,
 # the "failures" case: test_cuda_fault_items_recomputed_on_cpu_never_released runs the

@@ -185,11 +185,13 @@ static int gpursa_cuda_device_count(int *count)
 }
 
 /* Sizes and variants built into this binary and loadable on the current
- * device: the CRT kernel and the modulus-n stages around it (a batch runs
- * all three). */
+ * device: the CRT kernel and the stages around it (a batch runs all five;
+ * the factor and check stages' 32-bit kernels, which run where FP64 is
+ * not at full rate or did not load). */
 static int gpursa_cuda_has(int bits, gpursa_variant v)
 {
-    return gpursa_cuda_kernel_regs(bits, v) > 0 && gpursa_cuda_nstage_regs(bits) > 0;
+    return gpursa_cuda_kernel_regs(bits, v) > 0 && gpursa_cuda_nstage_regs(bits) > 0
+           && gpursa_cuda_epow_regs(bits, 0) > 0;
 }
 
 /* The variant a device runs for one modulus size when the caller leaves it
@@ -295,6 +297,7 @@ static int gpursa_cuda_device_open(int index, const gpursa_gpu_open_params *para
         for (int i = 0; i < GPURSA_NSIZES; i++) {
             (void)gpursa_cuda_kernel_regs(gpursa_size_bits[i], dev->by_size[i]);
             (void)gpursa_cuda_nstage_regs(gpursa_size_bits[i]);
+            (void)gpursa_cuda_epow_regs(gpursa_size_bits[i], 0);
         }
         /* Every kernel of the routing table. One that needs full-rate
          * FP64 and does not load on this device, or may not have its
@@ -304,6 +307,9 @@ static int gpursa_cuda_device_open(int index, const gpursa_gpu_open_params *para
         int fp64_loads = 1;
         for (size_t i = 0; i < GPURSA_NROUTES; i++)
             if (gpursa_cuda_route_regs(gpursa_routes[i].kernel) <= 0 && gpursa_routes[i].fp64)
+                fp64_loads = 0;
+        for (int i = 0; i < GPURSA_NSIZES; i++)         /* the FP64 factor and check stages */
+            if (gpursa_cuda_epow_regs(gpursa_size_bits[i], 1) <= 0)
                 fp64_loads = 0;
         if (!fp64_loads) {
             fp64_lost = dev->fp64;
@@ -761,7 +767,7 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
     if (e == cudaSuccess)
         e = gpursa_cuda_pack(b->d_bytes + 2 * nb, 3 * nb, d_rinv, (uint32_t)nb, (uint32_t)n, (uint32_t)stride, b->stream);
     /* Every status word starts as a fault, on every launch: only the
-     * unblinding stage writes OK, so an item that no kernel finished (or a
+     * check stage writes OK, so an item that no kernel finished (or a
      * word left from an earlier batch) never reads as OK. */
     if (e == cudaSuccess)
         e = cudaMemsetAsync(b->d_status, GPURSA_DEV_ST_PRESET_BYTE, sizeof(int32_t) * n, b->stream);
@@ -770,7 +776,8 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
         a.in = d_in;
         a.r = d_r;
         a.rinv = d_rinv;
-        a.out = d_r;                          /* c r^e mod n over r, which is read first */
+        a.re = NULL;
+        a.out = d_out;
         a.status = b->d_status;
         a.count = (uint32_t)n;
         a.stride = (uint32_t)stride;
@@ -782,8 +789,14 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
         a.test_skip = __atomic_load_n(&gpursa_cuda_fault_skip, __ATOMIC_RELAXED);
         a.test_corrupt = __atomic_load_n(&gpursa_cuda_fault_corrupt, __ATOMIC_RELAXED);
         gpursa_variant v = dev->by_size[si];
-        /* blind mod n, m = (c r^e)^d mod n by CRT, unblind and check mod n */
-        e = gpursa_cuda_blind(b->bits, &a, b->stream);
+        /* A = r^e mod n, blind mod n, m = (c A)^d mod n by CRT, unblind, check
+         * out^e = c mod n (gpursa_cuda_kernels.h) */
+        e = gpursa_cuda_blind_factor(b->bits, &a, b->stream);           /* r -> A in out */
+        if (e == cudaSuccess) {
+            a.re = d_out;
+            a.out = d_r;                      /* c A mod n over r, which is read first */
+            e = gpursa_cuda_blind(b->bits, &a, b->stream);
+        }
         if (e == cudaSuccess) {
             a.in = d_r;
             a.out = d_out;
@@ -799,10 +812,12 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
             a.out = d_out;
             e = gpursa_cuda_unblind(b->bits, &a, b->stream);
         }
+        if (e == cudaSuccess)
+            e = gpursa_cuda_check(b->bits, &a, b->stream);
     }
     if (e == cudaSuccess)
         e = gpursa_cuda_unpack(d_out, b->d_bytes, nb, (uint32_t)nb, (uint32_t)n, (uint32_t)stride, b->stream);
-    /* Echo the input the unblinding stage checked its result against: its
+    /* Echo the input the check stage checked the result against: its
      * check (out^e == in mod n) cannot see an input corrupted on its way in
      * (copy, device memory), so batch_wait compares the echo with the
      * caller's. */

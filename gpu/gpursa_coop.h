@@ -52,6 +52,7 @@
 
 #include <stdint.h>
 #include "gpu/gpursa_rsa_op.h"
+#include "gpu/gpursa_cuda_status.h"
 
 #if !defined(GPURSA_COOP_H) || !defined(GPURSA_COOP_L)
 #error "define GPURSA_COOP_H and GPURSA_COOP_L before including gpursa_coop.h"
@@ -440,6 +441,22 @@ GPURSA_COOP_FN void gpursa_coop_wipe(uint32_t *p, int n)
     GPURSA_COOP_UNROLL
     for (int l = 0; l < n; l++)
         ((volatile uint32_t *)p)[l] = 0;
+}
+
+/* All ones when a == b (words, a mask, no comparison that could branch) */
+GPURSA_COOP_FN uint32_t gpursa_coop_eqw(uint32_t a, uint32_t b)
+{
+    uint32_t d = a ^ b;
+    return ((d | (0u - d)) >> 31) - 1u;
+}
+
+/* A stage's new status word (gpursa_cuda_status.h): next where ok (all
+ * ones), else BADINPUT where the word was BADINPUT and the preset (a fault)
+ * otherwise; by masks */
+GPURSA_COOP_FN uint32_t gpursa_coop_status(uint32_t ok, uint32_t st, uint32_t next)
+{
+    const uint32_t bad = gpursa_coop_eqw(st, GPURSA_DEV_ST_BADINPUT);
+    return (ok & next) | (~ok & ((bad & GPURSA_DEV_ST_BADINPUT) | (~bad & GPURSA_DEV_ST_PRESET)));
 }
 
 /* ---- Montgomery arithmetic --------------------------------------------------- */
@@ -1248,7 +1265,7 @@ GPURSA_COOP_FN void gpursa_fp_exp(const gpursa_coop_ctx *item_c, double *r, cons
         for (int l = 0; l < FP_L; l++)
             *(volatile double *)gpursa_fp_entry(ts, tl, k, l) = 0;
     }
-    gpursa_mem_wipe(tl, (int)(sizeof(tl) / sizeof(uint32_t)));
+    gpursa_mem_wipe(tl, (int)(sizeof(tl) / (sizeof(uint32_t))));
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++) {
         ((volatile double *)t)[l] = 0;
@@ -1367,6 +1384,50 @@ GPURSA_COOP_FN void gpursa_coop_mpmul(const gpursa_coop_ctx *c, uint32_t *lo, ui
     (void)gpursa_coop_settle(c, hi, (uint32_t)cy);           /* a b < R^2: no overflow */
 }
 
+/* Garner's recombination of an item's two halves, in the p group (the q
+ * group computes the same with its own values and discards it, so that the
+ * warp stays converged): x = this half's value v in Montgomery form (v R
+ * mod m), y = v mod m (both < m); sq = v mod q from the partner lane;
+ * h = (xp - sq) qinv mod p; out = sq + q h < n. Leaves the low half of out
+ * in lo (the p group's; the q group's lo is what it discards) and the high
+ * half in hi in both groups (the p group's, by shuffle). Every lane of the
+ * item calls it; y, s, z, pm, prrr and aux are scratch (this lane's slices). */
+GPURSA_COOP_FN void gpursa_coop_garner(const gpursa_coop_ctx *c, int h, int partner, const gpursa_rsa_keydata *kd,
+                                       uint32_t *lo, uint32_t *hi, const uint32_t *x, uint32_t *y, uint32_t *s,
+                                       uint32_t *z, uint32_t *pm, uint32_t *prrr, uint32_t *aux)
+{
+    uint32_t cin, hin, out;
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        s[l] = gpursa_coop_shfl(c, y[l], partner);
+    gpursa_coop_load(c, pm, kd->p);
+    gpursa_coop_load(c, prrr, kd->p_rrr);
+    gpursa_coop_to_mont(c, y, s, NULL, pm, kd->p0inv, prrr);           /* sq R mod p */
+    cin = gpursa_coop_sub(z, x, y);
+    cin = gpursa_coop_resolve(c, (int)cin, gpursa_coop_all(z, 0), &out);
+    (void)gpursa_coop_sub1(z, cin);
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++)
+        aux[l] = pm[l] & (0u - out);                                     /* + p if negative */
+    cin = gpursa_coop_add(z, z, aux, 0);
+    cin = gpursa_coop_resolve(c, (int)cin, gpursa_coop_all(z, 0xffffffffu), &out);
+    (void)gpursa_coop_add1(z, cin);
+    gpursa_coop_load(c, aux, kd->qinv);
+    gpursa_coop_mul(c, y, z, aux, pm, kd->p0inv);                       /* h */
+    gpursa_coop_load(c, aux, kd->q);
+    gpursa_coop_mpmul(c, lo, hi, aux, y);                               /* q h */
+    cin = gpursa_coop_add(lo, lo, s, 0);
+    cin = gpursa_coop_resolve2(c, (int)cin, gpursa_coop_all(lo, 0xffffffffu), 0,
+                               gpursa_coop_all(hi, 0xffffffffu), &hin, &out);
+    (void)gpursa_coop_add1(lo, cin);
+    (void)gpursa_coop_add1(hi, hin);
+    GPURSA_COOP_UNROLL
+    for (int l = 0; l < CO_L; l++) {
+        uint32_t vh = gpursa_coop_shfl(c, hi[l], partner);
+        hi[l] = h ? vh : hi[l];
+    }
+}
+
 /* ---- the whole operation --------------------------------------------------------- */
 
 /* p, which the compiler must take as a new pointer, so that loads through
@@ -1381,7 +1442,7 @@ GPURSA_COOP_FN const void *gpursa_coop_opaque(const void *p)
 
 /* One thread's part of one private operation: m = in^d mod n by CRT (the
  * input is the blinded value c_b < n that the blinding stage wrote; the
- * unblinding stage checks the result and writes the status), m to out in
+ * unblinding and check stages after it finish the operation), m to out in
  * the layout of in. tid = the thread's global index. Every thread of a warp
  * must call it (lanes past the end work on the last item, lanes left over
  * on the warp's last one, and neither stores), since all of them take part
@@ -1403,7 +1464,6 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
 #ifndef GPURSA_COOP_FP
     uint32_t rrr[CO_L], one[CO_L], table[(1 << GPURSA_COOP_W) * CO_L];
 #endif
-    uint32_t cin, hin, out;
 
     gpursa_coop_ctx_at(&c, tid, sub);
     const int partner = gpursa_coop_partner(&c, sub);
@@ -1447,41 +1507,8 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
 #endif
     gpursa_coop_mont(&c, y, x, NULL, NULL, NULL, m, m0inv);              /* in^d mod m */
 
-    /* Garner in the p group (the q group computes the same with its own
-     * values and discards it, so that the warp stays converged):
-     * sq = in^d mod q from the partner lane; h = (xp - sq) qinv mod p;
-     * out = sq + q h */
-    GPURSA_COOP_UNROLL
-    for (int l = 0; l < CO_L; l++)
-        s[l] = gpursa_coop_shfl(&c, y[l], partner);
-    gpursa_coop_load(&c, pm, kd->p);
-    gpursa_coop_load(&c, prrr, kd->p_rrr);
-    gpursa_coop_to_mont(&c, y, s, NULL, pm, kd->p0inv, prrr);           /* sq R mod p */
-    cin = gpursa_coop_sub(z, x, y);
-    cin = gpursa_coop_resolve(&c, (int)cin, gpursa_coop_all(z, 0), &out);
-    (void)gpursa_coop_sub1(z, cin);
-    GPURSA_COOP_UNROLL
-    for (int l = 0; l < CO_L; l++)
-        aux[l] = pm[l] & (0u - out);                                     /* + p if negative */
-    cin = gpursa_coop_add(z, z, aux, 0);
-    cin = gpursa_coop_resolve(&c, (int)cin, gpursa_coop_all(z, 0xffffffffu), &out);
-    (void)gpursa_coop_add1(z, cin);
-    gpursa_coop_load(&c, aux, kd->qinv);
-    gpursa_coop_mul(&c, y, z, aux, pm, kd->p0inv);                       /* h */
-    gpursa_coop_load(&c, aux, kd->q);
-    gpursa_coop_mpmul(&c, lo, hi, aux, y);                               /* q h */
-    cin = gpursa_coop_add(lo, lo, s, 0);
-    cin = gpursa_coop_resolve2(&c, (int)cin, gpursa_coop_all(lo, 0xffffffffu), 0,
-                               gpursa_coop_all(hi, 0xffffffffu), &hin, &out);
-    (void)gpursa_coop_add1(lo, cin);
-    (void)gpursa_coop_add1(hi, hin);
-    /* the p group stores the low half of out, the q group the high half
-     * (the p group's, by shuffle) */
-    GPURSA_COOP_UNROLL
-    for (int l = 0; l < CO_L; l++) {
-        uint32_t vh = gpursa_coop_shfl(&c, hi[l], partner);
-        hi[l] = h ? vh : hi[l];
-    }
+    gpursa_coop_garner(&c, h, partner, kd, lo, hi, x, y, s, z, pm, prrr, aux);
+    /* the p group stores the low half of out, the q group the high half */
     if (live) {
         GPURSA_COOP_UNROLL
         for (int l = 0; l < CO_L; l++)

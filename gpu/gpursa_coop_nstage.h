@@ -6,12 +6,16 @@
  *
  * Why: blinding modulo n before the CRT split and unblinding after Garner's
  * recombination, as OpenSSL and the host backend (gpursa_rsa_op.h) do, so that
- * no operation that involves p or q ever sees the caller's input c:
- *   blind:   c_b = c r^e mod n; BADINPUT when c, r or rinv >= n or
+ * the private exponentiation never sees the caller's input c:
+ *   (the factor stage, gpursa_coop_epow.h: A = r^e mod n)
+ *   blind:   c_b = c A mod n; BADINPUT when c, r or rinv >= n or
  *            r rinv != 1 mod n (then nothing derived from r or c is stored)
  *   (the CRT kernel: m = c_b^d mod n)
- *   unblind: out = m rinv mod n, and GPURSA_DEV_ST_OK only when the status
- *            word was BLINDED, out < n and out^e == c mod n; else out = 0.
+ *   unblind: out = m rinv mod n, and GPURSA_DEV_ST_UNBLINDED only when the
+ *            status word was BLINDED and out < n; else out = 0
+ *   (the check stage, gpursa_coop_epow.h: OK only when out^e = c mod n)
+ * The two stages that raise to e run on the CRT kernel's halves, where that
+ * costs a fraction of what it costs here on the whole modulus.
  *
  * Shape: the includer compiles gpursa_coop.h with GPURSA_COOP_H = the limbs of
  * n (its "half" is the whole modulus) and GPURSA_COOP_L limbs a lane, so that a
@@ -22,8 +26,7 @@
  * exponents, whose loops differ in length.
  *
  * Constant time: as gpursa_coop.h. Control flow and addresses depend only on
- * public values (the shape, the lane, the item index, the public exponent e,
- * the test hooks); r, rinv, the CRT result m and every value derived from
+ * public values (the shape, the lane, the item index, the test hooks); r, rinv, the CRT result m and every value derived from
  * them (c_b, the checks, the status words) are handled as masks and selects.
  * The input c and the modulus n are public. Local arrays are wiped with
  * volatile stores at the end.
@@ -34,7 +37,6 @@
 #ifndef GPURSA_COOP_H_INCLUDED
 #error "include gpu/gpursa_coop.h (with GPURSA_COOP_H = limbs of n) first"
 #endif
-#include "gpu/gpursa_cuda_status.h"
 
 #if 32 % GPURSA_COOP_T != 0
 #error "nstage: a group of T lanes must divide the warp"
@@ -46,7 +48,7 @@
  * and follows what that kernel reads. */
 typedef struct {
     const void *const *keys;
-    const uint32_t *in, *r, *rinv;
+    const uint32_t *in, *r, *rinv, *re;
     uint32_t *out;
     int32_t *status;
     uint32_t count, stride;
@@ -62,13 +64,6 @@ GPURSA_COOP_FN uint32_t gpursa_nst_place(gpursa_coop_ctx *c, uint32_t tid)
     c->gbase = c->lane - c->k;
     c->mask = GPURSA_COOP_GMASK << c->gbase;
     return tid / CO_T;
-}
-
-/* All ones when a == b (words, a mask, no comparison that could branch) */
-GPURSA_COOP_FN uint32_t gpursa_nst_eqw(uint32_t a, uint32_t b)
-{
-    uint32_t d = a ^ b;
-    return ((d | (0u - d)) >> 31) - 1u;
 }
 
 /* this lane's slice of item `item` of a SoA array of full-length numbers */
@@ -123,7 +118,7 @@ GPURSA_COOP_FN void gpursa_nst_wipe(uint32_t *x)
 }
 
 /* The blinding stage, thread tid (every thread of a warp calls it: lanes
- * past the batch's end work on its last item and store nothing). */
+ * past the batch's end work on their last item and store nothing). */
 GPURSA_COOP_FN void gpursa_nst_blind(const gpursa_nst_args *a, uint32_t tid)
 {
     gpursa_coop_ctx c;
@@ -145,10 +140,13 @@ GPURSA_COOP_FN void gpursa_nst_blind(const gpursa_nst_args *a, uint32_t tid)
     gpursa_coop_mul(&c, r, r, y, n, kd->n0inv);                          /* r rinv mod n */
     GPURSA_COOP_UNROLL
     for (int l = 0; l < CO_L; l++)
-        rr[l] = (c.k == 0 && l == 0) ? 1u : 0u;                           /* 1 (public) */
-    bad |= ~gpursa_coop_eq(&c, r, rr);
-    gpursa_coop_exp_public(&c, r, y, kd->e, n, kd->n0inv);               /* r^e R */
-    gpursa_coop_mul(&c, x, x, r, n, kd->n0inv);                          /* c r^e mod n */
+        y[l] = (c.k == 0 && l == 0) ? 1u : 0u;                            /* 1 (public) */
+    bad |= ~gpursa_coop_eq(&c, r, y);
+    /* A = r^e mod n from the factor stage (< n: Garner's output; what a
+     * faulty factor stage leaves gives a c_b that the check refuses) */
+    gpursa_nst_load_soa(&c, r, a->re, item, a->stride);
+    gpursa_coop_mul(&c, x, x, r, n, kd->n0inv);                          /* c A / R */
+    gpursa_coop_mul(&c, x, x, rr, n, kd->n0inv);                         /* c A mod n */
     gpursa_nst_and(x, ~bad);
     if (live) {
         gpursa_nst_store_soa(&c, a->out, x, item, a->stride);
@@ -160,8 +158,7 @@ GPURSA_COOP_FN void gpursa_nst_blind(const gpursa_nst_args *a, uint32_t tid)
     gpursa_nst_wipe(y);
 }
 
-/* The unblinding stage, thread tid (as gpursa_nst_blind). The only place
- * that writes GPURSA_DEV_ST_OK. */
+/* The unblinding stage, thread tid (as gpursa_nst_blind). */
 GPURSA_COOP_FN void gpursa_nst_unblind(const gpursa_nst_args *a, uint32_t tid)
 {
     gpursa_coop_ctx c;
@@ -188,17 +185,9 @@ GPURSA_COOP_FN void gpursa_nst_unblind(const gpursa_nst_args *a, uint32_t tid)
         x[l] = n[l] & corrupt;
     ok = ~(0u - gpursa_nst_add(&c, o, x));                               /* o (+ n): no carry out */
     ok &= gpursa_nst_lt(&c, o, n);                                       /* ... and o < n */
-    /* o^e == c mod n */
-    gpursa_coop_mul(&c, x, o, rr, n, kd->n0inv);                         /* o R */
-    gpursa_coop_exp_public(&c, y, x, kd->e, n, kd->n0inv);               /* o^e R */
-    gpursa_coop_mont(&c, y, y, NULL, NULL, NULL, n, kd->n0inv);          /* o^e mod n */
-    gpursa_nst_load_soa(&c, x, a->in, item, a->stride);                  /* c */
-    ok &= gpursa_coop_eq(&c, x, y);
-    ok &= gpursa_nst_eqw(st, GPURSA_DEV_ST_BLINDED);
+    ok &= gpursa_coop_eqw(st, GPURSA_DEV_ST_BLINDED);
     gpursa_nst_and(o, ok);
-    st = (ok & GPURSA_DEV_ST_OK)
-         | (~ok & ((gpursa_nst_eqw(st, GPURSA_DEV_ST_BADINPUT) & GPURSA_DEV_ST_BADINPUT)
-                   | (~gpursa_nst_eqw(st, GPURSA_DEV_ST_BADINPUT) & GPURSA_DEV_ST_PRESET)));
+    st = gpursa_coop_status(ok, st, GPURSA_DEV_ST_UNBLINDED);
     if (live) {
         gpursa_nst_store_soa(&c, a->out, o, item, a->stride);
         if (c.k == 0)

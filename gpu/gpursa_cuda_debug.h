@@ -29,9 +29,10 @@ int gpursa_cuda_debug_read_freed_key(void *out, size_t cap, size_t *len);
 int gpursa_cuda_debug_read_key(const gpursa_gpu_key *key, void *out, size_t cap, size_t *len);
 
 /* Fault injection for the result-check tests: every later batch of this process has
- * its item `skip` left untouched by the blinding and the unblinding stage (its status
+ * its item `skip` left untouched by every stage around the CRT kernel (its status
  * word stays as the backend preset it: without the preset, a reused batch would read
- * the word of its previous batch) and n added to item `corrupt`'s result before the checks
+ * the word of its previous batch) and n added to item `corrupt`'s result before the check
+ * of out < n
  * (a result that is right modulo n but not below it). -1 turns each off. */
 void gpursa_cuda_debug_fault_items(int skip, int corrupt);
 

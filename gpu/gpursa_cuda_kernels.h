@@ -27,6 +27,8 @@ typedef struct {
     const uint32_t *in;       /* SoA limbs, stride items */
     const uint32_t *r;
     const uint32_t *rinv;
+    const uint32_t *re;       /* r^e mod n: the factor stage's output, the blinding
+                               * stage's input */
     uint32_t *out;            /* SoA limbs */
     int32_t *status;          /* per item, gpursa_item_status */
     uint32_t count;           /* items in this launch */
@@ -43,29 +45,54 @@ typedef struct {
                                * FP64-limb kernels may run; elsewhere (sm_75, 86, 89:
                                * 1/32 to 1/64 rate) only the 32-bit ones */
     int32_t test_skip;        /* tests only (gpursa_cuda_debug_fault_items), else -1: the
-                               * blinding and unblinding stages leave this item untouched,
+                               * stages around the CRT kernel leave this item untouched,
                                * so its status word is what the backend preset */
     int32_t test_corrupt;     /* tests only, else -1: the unblinding stage adds n to this
-                               * item's result before its checks */
+                               * item's result before its check of out < n */
 } gpursa_cuda_args;
 
-/* The modulus-n stages around every private-operation kernel (blinding before the
- * CRT split and unblinding after Garner's recombination, as OpenSSL does), one
- * launcher each for every key size (kernels_nstage_<bits>.cu):
- *   blind:   reads in (c), r, rinv; writes c r^e mod n to out, and the status word
- *            GPURSA_DEV_ST_BLINDED, or GPURSA_DEV_ST_BADINPUT when c, r or rinv >= n
- *            or r rinv != 1 mod n (out then holds no secret-derived value).
+/* The stages around every private-operation kernel (blinding before the CRT
+ * split and unblinding after Garner's recombination, as OpenSSL does), in order:
+ *   factor:  reads r; writes A = r^e mod n to out (gpursa_coop_epow.h, on the CRT
+ *            kernel's halves: kernels_route.cu picks the FP64 or the 32-bit one).
+ *   blind:   reads in (c), r, rinv, re (A); writes c A mod n to out, and the status
+ *            word GPURSA_DEV_ST_BLINDED, or GPURSA_DEV_ST_BADINPUT when c, r or
+ *            rinv >= n or r rinv != 1 mod n (out then holds no secret-derived value)
+ *            (gpursa_coop_nstage.h, kernels_nstage_<bits>.cu).
  *   the CRT kernel (gpursa_cuda_launch_<bits>) then reads the blinded value as its in
  *            and writes m = in^d mod n (CRT halves, Garner) to out; no status.
- *   unblind: reads out (m), rinv, in (the caller's c) and the status word; writes
- *            out = m rinv mod n and GPURSA_DEV_ST_OK only when the status word was
- *            BLINDED, out < n and out^e == c mod n; else out = 0 and the word stays
- *            BADINPUT or becomes anything but OK.
+ *   unblind: reads out (m), rinv and the status word; writes out = m rinv mod n and
+ *            GPURSA_DEV_ST_UNBLINDED only when the status word was BLINDED and
+ *            out < n; else out = 0 and the word stays BADINPUT or becomes the preset.
+ *   check:   reads out (o), in (the caller's c) and the status word; writes
+ *            GPURSA_DEV_ST_OK only when the word was UNBLINDED and o^e = c mod n
+ *            (modulo p and q), else out = 0 and the word stays BADINPUT or becomes
+ *            the preset (gpursa_coop_epow.h, as the factor stage).
  * bits: 1024, 2048, 3072 or 4096; cudaErrorInvalidValue for another. */
+cudaError_t gpursa_cuda_blind_factor(int bits, const gpursa_cuda_args *a, cudaStream_t s);
 cudaError_t gpursa_cuda_blind(int bits, const gpursa_cuda_args *a, cudaStream_t s);
 cudaError_t gpursa_cuda_unblind(int bits, const gpursa_cuda_args *a, cudaStream_t s);
-/* Registers per thread of the two stages' kernels of a size; 0 when not built. */
+cudaError_t gpursa_cuda_check(int bits, const gpursa_cuda_args *a, cudaStream_t s);
+/* Registers per thread of the blinding and unblinding stages' kernels of a size;
+ * 0 when not built. */
 int gpursa_cuda_nstage_regs(int bits);
+/* ... of the factor and check stages' kernels of a size, on FP64 limbs (fp64) or
+ * 32-bit ones; 0 when not built or not loadable here. */
+int gpursa_cuda_epow_regs(int bits, int fp64);
+/* Each file's factor and check stages (check: 0 factor, 1 check), and their
+ * registers: kernels_<bits>.cu on 32-bit limbs (_int), kernels_2048f.cu,
+ * kernels_3072fn.cu and kernels_4096fn.cu on FP64 limbs (_fp). */
+#define GPURSA_CUDA_EPOW_DECLARE(NAME)                                                       \
+    cudaError_t gpursa_cuda_epow_##NAME(int check, const gpursa_cuda_args *a, cudaStream_t s); \
+    int gpursa_cuda_epow_regs_##NAME(void);
+GPURSA_CUDA_EPOW_DECLARE(1024_int)
+GPURSA_CUDA_EPOW_DECLARE(2048_int)
+GPURSA_CUDA_EPOW_DECLARE(3072_int)
+GPURSA_CUDA_EPOW_DECLARE(4096_int)
+GPURSA_CUDA_EPOW_DECLARE(2048_fp)
+GPURSA_CUDA_EPOW_DECLARE(3072_fp)
+GPURSA_CUDA_EPOW_DECLARE(4096_fp)
+#undef GPURSA_CUDA_EPOW_DECLARE
 
 /* Launch the private-operation kernel of one modulus size and variant on
  * stream s. Returns cudaErrorInvalidValue for a size/variant not built. */
@@ -114,5 +141,17 @@ int gpursa_cuda_regs_2048(gpursa_variant v);
 int gpursa_cuda_regs_3072(gpursa_variant v);
 int gpursa_cuda_regs_4096(gpursa_variant v);
 int gpursa_cuda_kernel_regs(int bits, gpursa_variant v);
+
+/* The larger of two kernels' registers a thread (a stage's pair of kernels);
+ * 0 when either is not built for this device. */
+static inline int gpursa_cuda_regs_of2(const void *k1, const void *k2)
+{
+    cudaFuncAttributes a1, a2;
+    if (cudaFuncGetAttributes(&a1, k1) != cudaSuccess || cudaFuncGetAttributes(&a2, k2) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return a1.numRegs > a2.numRegs ? a1.numRegs : a2.numRegs;
+}
 
 #endif /* GPURSA_CUDA_KERNELS_H */

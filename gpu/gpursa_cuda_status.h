@@ -12,13 +12,14 @@
 
 /* Device status words (the status array of a launch). The backend presets every
  * item's word to GPURSA_DEV_ST_PRESET (cudaMemsetAsync of the byte 0xFA) before each
- * batch; only the unblinding stage writes GPURSA_DEV_ST_OK, and only for an item whose
+ * batch; only the check stage writes GPURSA_DEV_ST_OK, and only for an item whose
  * result it checked. OK is a value that zeroed memory cannot hold and that the preset
  * overwrites in stale memory, so an item that no kernel wrote reads as a fault. */
 #define GPURSA_DEV_ST_PRESET_BYTE 0xFA
 #define GPURSA_DEV_ST_PRESET   0xFAFAFAFAu
 #define GPURSA_DEV_ST_BLINDED  0x424C4E44u  /* the blinding stage took the item */
 #define GPURSA_DEV_ST_BADINPUT 0x42414449u  /* c, r or rinv >= n, or r rinv != 1 mod n */
+#define GPURSA_DEV_ST_UNBLINDED 0x55424C44u /* the unblinding stage took it: out < n */
 #define GPURSA_DEV_ST_OK       0x4F4B4F4Bu  /* out < n and out^e == c mod n */
 
 /* An item's status from its device status word, failing closed: OK only for

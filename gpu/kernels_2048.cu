@@ -7,8 +7,10 @@
  * (gpursa_cuda_load.h). */
 #define GPURSA_COOP_H 32
 #define GPURSA_COOP_L 4
+#define GPURSA_COOP_EPOW 1 /* and the factor and check stages (gpursa_coop_epow.h) */
 #ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
 #include "gpu/kernels_rsa.cuh"
 
 GPURSA_CUDA_SIZE(2048)
+GPURSA_EPOW_EXPORT(2048_int)
 #endif

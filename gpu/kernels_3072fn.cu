@@ -9,8 +9,10 @@
 #define GPURSA_COOP_FP 1
 #define GPURSA_COOP_FP_EARLY 1 /* lane 0's carry ahead of m q */
 #define GPURSA_COOP_ONE_BLOCK 1
+#define GPURSA_COOP_EPOW 1 /* and the factor and check stages (gpursa_coop_epow.h) */
 #ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
 #include "gpu/kernels_coop.cuh"
 
 GPURSA_COOP_EXPORT(gpursa_cuda_launch_3072_fpn, gpursa_cuda_regs_3072_fpn)
+GPURSA_EPOW_EXPORT(3072_fp)
 #endif

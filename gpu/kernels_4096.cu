@@ -6,8 +6,10 @@
  * FP64. Which COOP kernel runs a launch: gpursa_routes (gpursa_cuda_load.h). */
 #define GPURSA_COOP_H 64
 #define GPURSA_COOP_L 4
+#define GPURSA_COOP_EPOW 1 /* and the factor and check stages (gpursa_coop_epow.h) */
 #ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
 #include "gpu/kernels_rsa.cuh"
 
 GPURSA_CUDA_SIZE(4096)
+GPURSA_EPOW_EXPORT(4096_int)
 #endif

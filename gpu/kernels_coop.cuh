@@ -87,4 +87,63 @@ static int gpursa_coop_regs(void)
         return gpursa_coop_regs();                                                \
     }
 
+
+#ifdef GPURSA_COOP_EPOW
+/* ---- the factor and check stages on this file's lanes (gpursa_coop_epow.h) --------- */
+#include "gpu/gpursa_coop_epow.h"
+
+static __global__ void __launch_bounds__(GPURSA_COOP_THREADS) gpursa_epow_factor_kernel(gpursa_epow_args a)
+{
+    gpursa_epow_item(&a, blockIdx.x * blockDim.x + threadIdx.x, 0);
+}
+
+static __global__ void __launch_bounds__(GPURSA_COOP_THREADS) gpursa_epow_check_kernel(gpursa_epow_args a)
+{
+    gpursa_epow_item(&a, blockIdx.x * blockDim.x + threadIdx.x, 1);
+}
+
+/* The factor stage reads a->r and writes a->out; the check stage reads
+ * a->out (o) and a->in (c), and writes a->out and the status words. */
+static cudaError_t gpursa_epow_launch(int check, const gpursa_cuda_args *a, cudaStream_t s)
+{
+    const unsigned threads = GPURSA_COOP_THREADS;
+    const uint64_t lanes = (uint64_t)32 * ((a->count + GPURSA_COOP_PER_WARP - 1) / GPURSA_COOP_PER_WARP);
+    const unsigned blocks = (unsigned)((lanes + threads - 1) / threads);
+    gpursa_epow_args ea;
+    if (a->count == 0)
+        return cudaSuccess;
+    ea.keys = a->keys;
+    ea.x = check ? a->out : a->r;
+    ea.c = a->in;
+    ea.out = a->out;
+    ea.status = a->status;
+    ea.count = a->count;
+    ea.stride = a->stride;
+    ea.test_skip = a->test_skip;
+    if (check)
+        gpursa_epow_check_kernel<<<blocks, threads, 0, s>>>(ea);
+    else
+        gpursa_epow_factor_kernel<<<blocks, threads, 0, s>>>(ea);
+    return cudaGetLastError();
+}
+
+/* The larger of the two kernels' registers a thread; 0 when either is not
+ * built for this device. */
+static int gpursa_epow_regs(void)
+{
+    return gpursa_cuda_regs_of2((const void *)gpursa_epow_factor_kernel, (const void *)gpursa_epow_check_kernel);
+}
+
+/* exported as gpursa_cuda_epow_<NAME> and gpursa_cuda_epow_regs_<NAME> */
+#define GPURSA_EPOW_EXPORT(NAME)                                                              \
+    cudaError_t gpursa_cuda_epow_##NAME(int check, const gpursa_cuda_args *a, cudaStream_t s) \
+    {                                                                                         \
+        return gpursa_epow_launch(check, a, s);                                               \
+    }                                                                                         \
+    int gpursa_cuda_epow_regs_##NAME(void)                                                    \
+    {                                                                                         \
+        return gpursa_epow_regs();                                                            \
+    }
+#endif /* GPURSA_COOP_EPOW */
+
 #endif /* GPURSA_KERNELS_COOP_CUH */

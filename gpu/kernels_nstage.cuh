@@ -68,13 +68,7 @@ static cudaError_t gpursa_nst_launch(int unblind, const gpursa_cuda_args *a, cud
  * built for this device. */
 static int gpursa_nst_regs(void)
 {
-    cudaFuncAttributes b, u;
-    if (cudaFuncGetAttributes(&b, gpursa_nst_blind_kernel) != cudaSuccess
-        || cudaFuncGetAttributes(&u, gpursa_nst_unblind_kernel) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 0;
-    }
-    return b.numRegs > u.numRegs ? b.numRegs : u.numRegs;
+    return gpursa_cuda_regs_of2((const void *)gpursa_nst_blind_kernel, (const void *)gpursa_nst_unblind_kernel);
 }
 
 #define GPURSA_NSTAGE_SIZE(BITS)                                                              \

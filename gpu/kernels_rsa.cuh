@@ -17,7 +17,7 @@
  *
  * Every kernel here computes m = in^d mod n by CRT and nothing else: in is
  * the blinded input c_b < n that the blinding stage wrote, and the
- * unblinding stage after it unblinds m, checks it and writes the status
+ * unblinding and check stages after it unblind m, check it and write the status
  * (gpursa_cuda_kernels.h). Lane role h (0: p, 1: q; public) works modulo its
  * prime m:
  *   in_m  the full-length in reduced mod m into Montgomery form (one
@@ -259,7 +259,7 @@ static __device__ __forceinline__ gpursa_fx_half gpursa_fx_half_of(const gpursa_
 /* Phase 1, one CRT half: x = in^d R mod m for the item's blinded input
  * (in < n < m R: its reduction mod m is exact; an item the blinding stage
  * refused may hold anything below R^2, which the same code turns into a
- * value that the unblinding stage discards). t2, y: scratch. */
+ * value that the stages after it discard). t2, y: scratch. */
 template <int H, int V, int W>
 static __device__ __forceinline__ void gpursa_fx_half_exp(uint32_t *x, const gpursa_fx_half &k,
                                                           const gpursa_cuda_args &a, uint32_t item,

@@ -21,11 +21,21 @@
  * the batch (they must store nothing), the lanes a warp leaves over where an
  * item's lanes do not divide 32 (run with the warp's last item, whose
  * shuffles they must not disturb), that no item's status word is written
- * (the unblinding stage is its only writer), and that an item with a wrong
+ * (the check stage is its only writer), and that an item with a wrong
  * dp or an input the blinding stage would refuse (>= n) changes no other
  * item's result. Batches of more than one warp's items also run a second
  * warp, which in the kernels with GPURSA_COOP_FP_STAGGER reads its window
  * entries later than the first.
+ *
+ * In the shapes that also build the factor and check stages (GPURSA_COOP_EPOW:
+ * gpu/gpursa_coop_epow.h), those too: the factor stage's A = r^e mod n for
+ * random and edge r under keys of e = 65537 and e = 3 in one warp; the check
+ * stage's OK (and the result kept) only for an UNBLINDED item whose o^e = c
+ * mod n, and a zero result and no OK for an o wrong modulo p only, modulo q
+ * only, or both, for a status word other than UNBLINDED (BADINPUT kept as
+ * it is); the test hook that skips an item; lanes past the end storing
+ * nothing. Under memcheck (GPURSA_COOP_CT) both stages on secret r, o and
+ * status words.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -42,6 +52,9 @@
 #include "gpu/gpursa_keyconv.h"
 #include "tests/gpu/gpu_testutil.h"
 #include "gpu/gpursa_coop.h"
+#ifdef GPURSA_COOP_EPOW
+#include "gpu/gpursa_coop_epow.h"
+#endif
 
 #define BITS (64 * GPURSA_COOP_H)
 #define NL (2 * GPURSA_COOP_H)
@@ -391,6 +404,40 @@ static void fp_modulus(mpz_t m, int k)
 }
 #endif
 
+#ifdef GPURSA_COOP_EPOW
+/* ---- the factor and check stages (gpursa_coop_epow.h) ----------------------------------- */
+
+static gpursa_epow_args epow_args;
+static int epow_check;
+
+static void epow_lane(uint32_t tid)
+{
+    gpursa_epow_item(&epow_args, tid, epow_check);
+}
+
+/* Run item slots first .. first + slots - 1 of a launch of either stage:
+ * x from b->r (factor) or b->out (check), c from b->in, out to b->out. */
+static void epow_run(batch *b, int check, int32_t skip, uint32_t first, uint32_t slots)
+{
+    epow_args.keys = b->keys;
+    epow_args.x = check ? b->out : b->r;
+    epow_args.c = b->in;
+    epow_args.out = b->out;
+    epow_args.status = b->status;
+    epow_args.count = (uint32_t)b->count;
+    epow_args.stride = b->stride;
+    epow_args.test_skip = skip;
+    epow_check = check;
+    emu_lane_fn = epow_lane;
+    for (uint32_t i = first; i < first + slots; i++)
+        emu_run_item(NULL, i / GPURSA_COOP_PER_WARP, i % GPURSA_COOP_PER_WARP);
+    emu_lane_fn = NULL;
+}
+
+/* What an item of the check stage is given */
+enum { EP_GOOD, EP_WRONG_P, EP_WRONG_Q, EP_WRONG, EP_BLINDED, EP_PRESET, EP_BADINPUT, EP_OK_BEFORE };
+#endif
+
 #ifndef GPURSA_COOP_CT
 static void make_input(mpz_t c, const gt_rsa_key *kk, int k)
 {
@@ -460,9 +507,8 @@ START_TEST(test_two_keys_random)
 }
 END_TEST
 
-/* Items the unblinding stage rejects, next to good ones in the same warp: a
- * key with a wrong dp (its result is not in^d mod n, so the stage's check
- * fails) and inputs the blinding stage refuses (n and 2^bits - 1: the kernel
+/* Items the check stage rejects, next to good ones in the same warp: a
+ * key with a wrong dp (its result is not in^d mod n, so the check fails) and inputs the blinding stage refuses (n and 2^bits - 1: the kernel
  * reads them all the same). Good items stay right, and no status word is
  * written. */
 START_TEST(test_bad_items_alone)
@@ -531,6 +577,121 @@ START_TEST(test_past_end)
     mpz_clears(c, want, got, NULL);
 }
 END_TEST
+
+#ifdef GPURSA_COOP_EPOW
+/* The factor stage: A = r^e mod n, keys of e = 65537, e = 3 and another 65537
+ * in turn, r random and the edges 0, 1, n - 1, p and a multiple of q; a warp
+ * and a part, the words past the batch untouched, no status word written. */
+START_TEST(test_epow_factor)
+{
+    const int count = scaled ? PER_WARP + 1 : PER_WARP * 2 + 1;
+    batch b;
+    mpz_t r, want, got;
+    mpz_inits(r, want, got, NULL);
+    gt_batch_init(&b, count, (uint32_t)(count + PER_WARP), NL);
+    for (int i = 0; i < count; i++) {
+        const gt_rsa_key *kk = &keys[i % keys_n];
+        b.keys[i] = kds[i % keys_n];
+        make_input(r, kk, i < 5 ? i : 100 + i);
+        gt_soa_set(b.r, &b, i, r);
+    }
+    epow_run(&b, 0, -1, 0, ((uint32_t)count + PER_WARP - 1) / PER_WARP * PER_WARP);
+    for (int i = 0; i < count; i++) {
+        const gt_rsa_key *kk = &keys[i % keys_n];
+        gt_soa_get(r, b.r, &b, i);
+        mpz_powm(want, r, kk->e, kk->n);
+        gt_soa_get(got, b.out, &b, i);
+        ck_assert_msg(mpz_cmp(got, want) == 0, "factor, item %d (key %d): A wrong", i, i % keys_n);
+        ck_assert_msg(b.status[i] == GT_STATUS_CANARY, "factor, item %d: status written", i);
+    }
+    ck_assert_int_eq(gt_batch_first_written(&b, count), -1);
+    gt_batch_free(&b);
+    mpz_clears(r, want, got, NULL);
+}
+END_TEST
+
+/* The check stage, item i of kind kinds[i % nk] (key i % keys_n, c random or
+ * an edge): right o and UNBLINDED give OK and o; o wrong modulo p only, q
+ * only or both, or a word other than UNBLINDED, give no OK and a zero
+ * result (BADINPUT kept); the skipped item keeps its words. */
+static void run_check(const int *kinds, int nk, int count, int32_t skip)
+{
+    batch b;
+    mpz_t c, o, t, got;
+    mpz_inits(c, o, t, got, NULL);
+    gt_batch_init(&b, count, (uint32_t)(count + PER_WARP), NL);
+    for (int i = 0; i < count; i++) {
+        const gt_rsa_key *kk = &keys[i % keys_n];
+        const int kind = kinds[i % nk];
+        b.keys[i] = kds[i % keys_n];
+        make_input(c, kk, i < 3 ? i : 100 + i);
+        gt_soa_set(b.in, &b, i, c);
+        mpz_powm(o, c, kk->d, kk->n);
+        switch (kind) {
+        case EP_WRONG_P:                                 /* o + q: right mod q only */
+            mpz_add(o, o, kk->q);
+            mpz_mod(o, o, kk->n);
+            break;
+        case EP_WRONG_Q:                                 /* o + p: right mod p only */
+            mpz_add(o, o, kk->p);
+            mpz_mod(o, o, kk->n);
+            break;
+        case EP_WRONG:
+            mpz_add_ui(o, o, 1);
+            mpz_mod(o, o, kk->n);
+            break;
+        default: break;
+        }
+        gt_soa_set(b.out, &b, i, o);
+        b.status[i] = (int32_t)(kind == EP_BLINDED ? GPURSA_DEV_ST_BLINDED
+                                : kind == EP_PRESET ? GPURSA_DEV_ST_PRESET
+                                : kind == EP_BADINPUT ? GPURSA_DEV_ST_BADINPUT
+                                : kind == EP_OK_BEFORE ? GPURSA_DEV_ST_OK : GPURSA_DEV_ST_UNBLINDED);
+    }
+    epow_run(&b, 1, skip, 0, ((uint32_t)count + PER_WARP - 1) / PER_WARP * PER_WARP);
+    for (int i = 0; i < count; i++) {
+        const gt_rsa_key *kk = &keys[i % keys_n];
+        const int kind = kinds[i % nk];
+        const uint32_t st = (uint32_t)b.status[i];
+        gt_soa_get(got, b.out, &b, i);
+        gt_soa_get(c, b.in, &b, i);
+        mpz_powm(o, c, kk->d, kk->n);
+        if (i == skip) {                                 /* as it was given */
+            ck_assert_msg(kind == EP_GOOD && st == GPURSA_DEV_ST_UNBLINDED && mpz_cmp(got, o) == 0,
+                          "skipped item %d: words written", i);
+            continue;
+        }
+        if (kind == EP_GOOD) {
+            ck_assert_msg(st == GPURSA_DEV_ST_OK && mpz_cmp(got, o) == 0, "check, item %d: status %#x, %s result",
+                          i, st, mpz_cmp(got, o) ? "wrong" : "right");
+            continue;
+        }
+        ck_assert_msg(st != GPURSA_DEV_ST_OK && mpz_sgn(got) == 0, "check, item %d (kind %d): status %#x, result %s",
+                      i, kind, st, mpz_sgn(got) ? "kept" : "zero");
+        ck_assert_msg(st == (kind == EP_BADINPUT ? GPURSA_DEV_ST_BADINPUT : GPURSA_DEV_ST_PRESET),
+                      "check, item %d (kind %d): status %#x", i, kind, st);
+    }
+    ck_assert_int_eq(gt_batch_first_written(&b, count), -1);
+    gt_batch_free(&b);
+    mpz_clears(c, o, t, got, NULL);
+}
+
+START_TEST(test_epow_check)
+{
+    static const int kinds[] = { EP_GOOD, EP_WRONG_P, EP_GOOD, EP_WRONG_Q, EP_WRONG, EP_BLINDED,
+                                 EP_GOOD, EP_PRESET, EP_BADINPUT, EP_OK_BEFORE };
+    run_check(kinds, 10, scaled ? PER_WARP + 1 : PER_WARP * 2 + 1, -1);
+}
+END_TEST
+
+/* The test hook: the skipped item (good) keeps its status word and result */
+START_TEST(test_epow_skip)
+{
+    static const int kinds[] = { EP_GOOD };
+    run_check(kinds, 1, PER_WARP + 1, _i ? PER_WARP : 0);
+}
+END_TEST
+#endif
 
 #ifdef GPURSA_COOP_FP
 /* gpursa_fp_mul and gpursa_fp_sqr on their own, modulo both primes of each
@@ -805,6 +966,11 @@ int main(void)
         tcase_add_test(tc, test_past_end);
     }
     tcase_add_test(tc, test_bad_items_alone);
+#ifdef GPURSA_COOP_EPOW
+    tcase_add_test(tc, test_epow_factor);
+    tcase_add_test(tc, test_epow_check);
+    tcase_add_loop_test(tc, test_epow_skip, 0, 2);
+#endif
 #ifdef GPURSA_COOP_FP
     tcase_add_test(tc, test_fp_prod);
     tcase_add_test(tc, test_fp_settle);
@@ -881,6 +1047,64 @@ START_TEST(test_ct)
 }
 END_TEST
 
+#ifdef GPURSA_COOP_EPOW
+/* The factor and check stages on key 0's secrets: the factor stage on a
+ * secret r, then the check stage on two items whose o, status words and
+ * outcome are secret: a right o (OK) and a wrong one (refused, from the
+ * same masks). */
+START_TEST(test_ct_epow)
+{
+    const int count = 2;
+    gpursa_rsa_keydata *priv = malloc(sizeof(*priv));
+    const gt_rsa_key *kk = &keys[0];
+    const size_t words = (size_t)NL * 2;
+    batch b;
+    mpz_t r, c, o, got;
+    ck_assert_ptr_nonnull(priv);
+    memcpy(priv, kds[0], sizeof(*priv));
+    gt_mark_key_secret(priv);
+    mpz_inits(r, c, o, got, NULL);
+    batch_init(&b, count);
+    for (int i = 0; i < count; i++) {
+        b.keys[i] = priv;
+        mpz_urandomm(r, gt_rand, kk->n);
+        gt_soa_set(b.r, &b, i, r);
+    }
+    SECRET(b.r, words * 4);
+    epow_run(&b, 0, -1, 0, (uint32_t)count);
+    PUBLIC(b.r, words * 4);
+    PUBLIC(b.out, words * 4);
+    for (int i = 0; i < count; i++) {
+        gt_soa_get(r, b.r, &b, i);
+        mpz_powm(o, r, kk->e, kk->n);
+        gt_soa_get(got, b.out, &b, i);
+        ck_assert_msg(mpz_cmp(got, o) == 0, "factor, item %d: A wrong", i);
+    }
+    for (int i = 0; i < count; i++) {
+        mpz_urandomm(c, gt_rand, kk->n);
+        gt_soa_set(b.in, &b, i, c);
+        mpz_powm(o, c, kk->d, kk->n);
+        mpz_add_ui(o, o, (unsigned long)i);              /* item 1: wrong */
+        mpz_mod(o, o, kk->n);
+        gt_soa_set(b.out, &b, i, o);
+        b.status[i] = (int32_t)GPURSA_DEV_ST_UNBLINDED;
+    }
+    SECRET(b.out, words * 4);
+    SECRET(b.status, (size_t)count * 4);
+    epow_run(&b, 1, -1, 0, (uint32_t)count);
+    gt_mark_batch_public(&b);
+    ck_assert_int_eq(b.status[0], (int32_t)GPURSA_DEV_ST_OK);
+    ck_assert_int_eq(b.status[1], (int32_t)GPURSA_DEV_ST_PRESET);
+    gt_soa_get(got, b.out, &b, 1);
+    ck_assert_int_eq(mpz_sgn(got), 0);
+    gt_batch_free(&b);
+    gpursa_keyconv_cleanse(priv, sizeof(*priv));
+    free(priv);
+    mpz_clears(r, c, o, got, NULL);
+}
+END_TEST
+#endif
+
 #ifdef GPURSA_COOP_FP
 /* gpursa_fp_mul and gpursa_fp_sqr alone on secret operands, modulus and
  * m' (key 0's p, random operands below 2m) */
@@ -917,6 +1141,9 @@ int main(void)
     tcase_set_timeout(tc, 1200);
 #ifdef GPURSA_COOP_FP
     tcase_add_test(tc, test_ct_fp_mont);
+#endif
+#ifdef GPURSA_COOP_EPOW
+    tcase_add_test(tc, test_ct_epow);
 #endif
 #ifndef GPURSA_COOP_CT_MONT
     tcase_add_loop_test(tc, test_ct, 0, 1);

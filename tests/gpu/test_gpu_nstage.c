@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_gpu_nstage.c - the modulus-n stages of the CUDA path (blinding before
- * the CRT kernel, unblinding and the checks after it: gpu/gpursa_coop_nstage.h)
+ * the CRT kernel, unblinding after it: gpu/gpursa_coop_nstage.h)
  * run on the host by an emulated warp, against GMP. Built once per modulus
  * size with the shape of its kernel file (kernels_nstage_<bits>.cu, read by
  * the preprocessor alone: tests/gpu/Makefile.am).
@@ -11,17 +11,20 @@
  * one host thread, switched round-robin at every shuffle and ballot, so each
  * lane sees what the warp would give it; a shuffle that names a lane outside
  * the group fails the test, and the lanes must pass the same number of
- * synchronisations. The CRT kernel between the stages is GMP's c_b^d mod n.
+ * synchronisations. The factor stage before the blinding (A = r^e mod n) and
+ * the CRT kernel between the stages are GMP's.
  *
- * Checked: c_b == c r^e mod n and BLINDED for random and edge c (0, 1, n - 1)
- * and r (1, n - 1) under keys of e = 65537 and e = 3 mixed in a warp;
- * BADINPUT, a zero c_b, and after unblinding still BADINPUT and a zero result
- * for c >= n, r >= n, rinv >= n, r rinv != 1 and r = 0; unblinding of
- * m = c_b^d gives c^d mod n and OK; a wrong m, the test hook that adds n to a
- * result (right modulo n, not below it), and a status word that was not
- * BLINDED give a status other than OK and a zero result; the test hook that
- * skips an item leaves its words as they were; lanes past the batch's end
- * store nothing.
+ * Checked: c_b == c A mod n and BLINDED for random and edge c (0, 1, n - 1)
+ * and r (1, n - 1) under keys of e = 65537 and e = 3 mixed in a warp, and for
+ * an A that is not r^e (the blinding stage multiplies by the A it is given;
+ * the check stage refuses what follows: test_gpu_coop.c); BADINPUT, a zero
+ * c_b, and after unblinding still BADINPUT and a zero result for c >= n,
+ * r >= n, rinv >= n, r rinv != 1 and r = 0; unblinding of m = c_b^d gives
+ * c^d mod n and UNBLINDED; the test hook that adds n to a result (right
+ * modulo n, not below it) and a status word that was not BLINDED give a
+ * status other than UNBLINDED (and never OK) and a zero result; the test
+ * hook that skips an item leaves its words as they were; lanes past the
+ * batch's end store nothing.
  *
  * With GPURSA_NSTAGE_CT (test_gpu_nstage_ct.sh, under valgrind memcheck) r,
  * rinv, the CRT result and the status words are marked undefined, so that
@@ -129,6 +132,7 @@ static void emu_run_group(const gpursa_nst_args *a, void (*fn)(const gpursa_nst_
 /* ---- batches ---------------------------------------------------------------------------- */
 
 static int32_t hook_skip = -1, hook_corrupt = -1;
+static const uint32_t *batch_re;        /* the factor stage's A of the batch run */
 
 /* Run the batch through a stage as the launch would: whole warps, so up to a
  * warp's worth of groups past the last item run too. */
@@ -140,6 +144,7 @@ static void stage_run(gt_batch *b, void (*fn)(const gpursa_nst_args *, uint32_t)
     a.in = b->in;
     a.r = b->r;
     a.rinv = b->rinv;
+    a.re = batch_re;
     a.out = b->out;
     a.status = b->status;
     a.count = (uint32_t)b->count;
@@ -164,7 +169,7 @@ static int keys_n = 2;
 /* ---- one batch through both stages ---------------------------------------------------- */
 
 /* What an item is given and what it must give back */
-enum { GOOD, BAD_INPUT, WRONG_M, NOT_BLINDED };
+enum { GOOD, BAD_INPUT, WRONG_A, NOT_BLINDED };
 typedef struct {
     int key, kind;
     mpz_t c, r, rinv;
@@ -215,12 +220,22 @@ static void run_batch(item_spec *sp, int count, int extra, uint32_t first_group,
     const int32_t canary = 0x5a5a5a5a;
     mpz_inits(t, want, got, NULL);
     gt_batch_init(&b, count, (uint32_t)(count + extra), NL);
+    uint32_t *re = calloc((size_t)NL * b.stride, 4);
+    ck_assert_ptr_nonnull(re);
     for (int i = 0; i < count; i++) {
+        const gt_rsa_key *k = &keys[sp[i].key];
         b.keys[i] = kds[sp[i].key];
         gt_soa_set(b.in, &b, i, sp[i].c);
         gt_soa_set(b.r, &b, i, sp[i].r);
         gt_soa_set(b.rinv, &b, i, sp[i].rinv);
+        mpz_powm(t, sp[i].r, k->e, k->n);                /* the factor stage's A */
+        if (sp[i].kind == WRONG_A) {
+            mpz_add_ui(t, t, 1);
+            mpz_mod(t, t, k->n);
+        }
+        gt_soa_set(re, &b, i, t);
     }
+    batch_re = re;
     if (groups == 0)
         groups = whole_warps(&b);
 
@@ -252,15 +267,11 @@ static void run_batch(item_spec *sp, int count, int extra, uint32_t first_group,
             ck_assert_msg(mpz_sgn(got) == 0, "blind, item %d: bad input with a nonzero output", i);
             mpz_powm(t, sp[i].c, k->d, k->n);           /* what a CRT kernel would give */
         } else {
-            mpz_powm(want, sp[i].r, k->e, k->n);
+            gt_soa_get(want, re, &b, i);                /* A */
             mpz_mul(want, want, sp[i].c);
             mpz_mod(want, want, k->n);
             ck_assert_msg(mpz_cmp(got, want) == 0, "blind, item %d: c_b wrong", i);
             mpz_powm(t, got, k->d, k->n);               /* the CRT kernel: c_b^d mod n */
-            if (sp[i].kind == WRONG_M) {
-                mpz_add_ui(t, t, 1);
-                mpz_mod(t, t, k->n);
-            }
         }
         gt_soa_set(b.out, &b, i, t);
         if (sp[i].kind == NOT_BLINDED)                   /* preset, as if blind never ran */
@@ -293,19 +304,31 @@ static void run_batch(item_spec *sp, int count, int extra, uint32_t first_group,
                               "skipped item %d: output written", i);
             continue;
         }
-        if (sp[i].kind == GOOD && i != hook_corrupt) {
-            mpz_powm(want, sp[i].c, k->d, k->n);
-            ck_assert_msg(st == GPURSA_DEV_ST_OK && mpz_cmp(got, want) == 0,
+        if ((sp[i].kind == GOOD || sp[i].kind == WRONG_A) && i != hook_corrupt) {
+            /* m rinv mod n: c^d, or with a wrong A what the check must refuse */
+            gt_soa_get(want, re, &b, i);
+            mpz_mul(want, want, sp[i].c);
+            mpz_powm(want, want, k->d, k->n);
+            mpz_mul(want, want, sp[i].rinv);
+            mpz_mod(want, want, k->n);
+            if (sp[i].kind == GOOD) {
+                mpz_powm(t, sp[i].c, k->d, k->n);
+                ck_assert_msg(mpz_cmp(want, t) == 0, "item %d: the test's own c^d", i);
+            }
+            ck_assert_msg(st == GPURSA_DEV_ST_UNBLINDED && mpz_cmp(got, want) == 0,
                           "unblind, item %d: status %#x, %s result", i, st,
                           mpz_cmp(got, want) ? "wrong" : "right");
             continue;
         }
-        ck_assert_msg(st != GPURSA_DEV_ST_OK, "unblind, item %d (kind %d): OK", i, sp[i].kind);
+        ck_assert_msg(st != GPURSA_DEV_ST_UNBLINDED && st != GPURSA_DEV_ST_OK,
+                      "unblind, item %d (kind %d): status %#x", i, sp[i].kind, st);
         ck_assert_msg(mpz_sgn(got) == 0, "unblind, item %d (kind %d): nonzero result", i, sp[i].kind);
         if (sp[i].kind == BAD_INPUT)
             ck_assert_msg(st == GPURSA_DEV_ST_BADINPUT, "unblind, item %d: status %#x", i, st);
     }
     gt_batch_free(&b);
+    free(re);
+    batch_re = NULL;
     mpz_clears(t, want, got, NULL);
 }
 
@@ -391,14 +414,16 @@ START_TEST(test_bad_input)
 }
 END_TEST
 
-/* A wrong CRT result, and status words that were not BLINDED (the preset,
- * and OK) before the unblinding stage: none OK, all results zero */
+/* A factor A that is not r^e (the blinding multiplies by it, the
+ * unblinding by rinv: the check stage must refuse the result), and status
+ * words that were not BLINDED (the preset, and OK) before the unblinding
+ * stage: those neither UNBLINDED nor OK, their results zero */
 START_TEST(test_unblind_refuses)
 {
     const int count = PER_WARP + 1;
     item_spec *sp = specs_new(count);
     for (int i = 0; i < count; i++)
-        sp[i].kind = i % 3 == 0 ? WRONG_M : i % 3 == 1 ? NOT_BLINDED : GOOD;
+        sp[i].kind = i % 3 == 0 ? WRONG_A : i % 3 == 1 ? NOT_BLINDED : GOOD;
     run_batch(sp, count, 0, 0, 0);
     specs_free(sp, count);
 }

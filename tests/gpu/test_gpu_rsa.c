@@ -618,7 +618,7 @@ static void run_fault_round(gpursa_gpu_batch *batch, gpursa_gpu_key **key, gt_rs
 
 /* A newly opened device and a new batch (fresh device buffers, which
  * cudaMalloc typically hands out zeroed), variant v, nitems: the first batch
- * with its last item left unwritten by the unblinding stage and item 0's
+ * with its last item left unwritten by the stages around the CRT kernel and item 0's
  * result made >= n reports both FAULT; the hooks off, the same batch object
  * all OK (every status word OK now). With `again`, the hooks on once more
  * (the middle item unwritten, the last one out of range): FAULT again, since
@@ -859,7 +859,7 @@ START_TEST(test_host_threads_as_opened)
 END_TEST
 
 /* The CUDA backend's status words fail closed: OK only for the word the
- * unblinding stage writes, and only with the echo equal to the caller's
+ * check stage writes, and only with the echo equal to the caller's
  * input; BADINPUT as the blinding stage writes it; the preset (what the
  * backend's byte memset gives), zeroed memory, the blinding stage's word,
  * the item statuses' own values and random words: FAULT. */

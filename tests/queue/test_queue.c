@@ -1213,7 +1213,7 @@ END_TEST
 
 /* The same through the real CUDA backend (GPURSA_TEST_BACKEND=cuda on a GPU
  * machine; elsewhere nothing runs): with its fault hooks on, every batch's
- * item 0 is left unwritten by the unblinding stage and item 1 gets a result
+ * item 0 is left unwritten by the stages around the CRT kernel and item 1 gets a result
  * that is right modulo n but not below it. Every caller still gets the right
  * result (recomputed on the CPU), and the fault counter counts those items:
  * one or two a batch. */
