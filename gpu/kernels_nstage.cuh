@@ -51,6 +51,7 @@ static cudaError_t gpursa_nst_launch(int unblind, const gpursa_cuda_args *a, cud
     na.in = a->in;
     na.r = a->r;
     na.rinv = a->rinv;
+    na.re = a->re;
     na.out = a->out;
     na.status = a->status;
     na.count = a->count;
