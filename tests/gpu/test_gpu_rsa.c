@@ -872,7 +872,7 @@ START_TEST(test_cuda_status_word_fails_closed)
     ck_assert_int_eq(gpursa_cuda_item_status(GPURSA_DEV_ST_OK, 0), GPURSA_ITEM_FAULT);
     ck_assert_int_eq(gpursa_cuda_item_status(GPURSA_DEV_ST_BADINPUT, 1), GPURSA_ITEM_BADINPUT);
     ck_assert_int_eq(gpursa_cuda_item_status(GPURSA_DEV_ST_BADINPUT, 0), GPURSA_ITEM_FAULT);
-    const uint32_t faults[] = {preset, 0, GPURSA_DEV_ST_BLINDED, (uint32_t)GPURSA_ITEM_OK,
+    const uint32_t faults[] = {preset, 0, GPURSA_DEV_ST_BLINDED, GPURSA_DEV_ST_UNBLINDED, (uint32_t)GPURSA_ITEM_OK,
                                (uint32_t)GPURSA_ITEM_FAULT, (uint32_t)GPURSA_ITEM_BADINPUT,
                                (uint32_t)GPURSA_ITEM_PENDING, 0xffffffffu, GPURSA_DEV_ST_OK ^ 1u,
                                GPURSA_DEV_ST_OK ^ 0x80000000u, GPURSA_DEV_ST_BADINPUT ^ 0x100u};
