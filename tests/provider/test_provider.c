@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <check.h>
 #include <openssl/core_names.h>
 #include <openssl/err.h>
@@ -214,6 +215,40 @@ START_TEST(test_stats_line_at_unload)
     ck_assert_int_eq(sscanf(line, "gpursa: ops gpu=%llu host=%llu cpu=%llu", &gpu, &host, &cpu),
                      3);
     ck_assert_uint_eq(gpu + host + cpu, (unsigned long long)n);
+}
+END_TEST
+
+/* ... written by one write(2): where several processes share the file (nginx's
+ * workers, one stderr), a line written in pieces gets another's in between.
+ * stderr is a datagram socket here, one datagram a write: the line must
+ * arrive whole in one. */
+START_TEST(test_stats_line_one_write)
+{
+    int sv[2], saved = dup(2), whole = 0;
+    char d[2048];
+    ssize_t k;
+    OSSL_LIB_CTX *ctx;
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), 0);
+    setenv("GPURSA_STATS", "1", 1);
+    ctx = tu_libctx();
+    (void)run_private_ops(ctx, 2);
+    fflush(stderr);
+    dup2(sv[0], 2);
+    tu_libctx_free(ctx);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    while ((k = recv(sv[1], d, sizeof(d) - 1, MSG_DONTWAIT)) > 0) {
+        d[k] = '\0';
+        if (strncmp(d, "gpursa: ops gpu=", 16) != 0)
+            continue;
+        ck_assert_msg(strstr(d, " inline=") != NULL && d[k - 1] == '\n', "the line in pieces: %s", d);
+        whole = 1;
+    }
+    close(sv[0]);
+    close(sv[1]);
+    ck_assert_msg(whole, "no stats line");
 }
 END_TEST
 
@@ -805,6 +840,7 @@ static Suite *make_provider_suite(void)
     tcase_add_test(tc, test_params_name_version_buildinfo_status);
     tcase_add_test(tc, test_stats_params_start_at_zero_and_are_gettable);
     tcase_add_test(tc, test_stats_line_at_unload);
+    tcase_add_test(tc, test_stats_line_one_write);
     tcase_add_loop_test(tc, test_bad_config_value_fails_load, 0,
                         (int)(sizeof(bad_config) / sizeof(bad_config[0])));
     tcase_add_test(tc, test_good_config_values_load);
