@@ -81,15 +81,16 @@ void gpursa_raise(const GPURSA_PROV_CTX *ctx, const char *file, int line,
 
 void gpursa_log(const GPURSA_PROV_CTX *ctx, int level, const char *fmt, ...)
 {
-    static const char *const names[] = { "error", "warning", "info", "debug" };
+    static const char *const heads[] = { "gpursa: error: ", "gpursa: warning: ", "gpursa: info: ",
+                                         "gpursa: debug: " };
     int allowed = ctx != NULL ? ctx->config.log_level : 1;
+    char buf[900];
     va_list ap;
 
     if (level > allowed || level < 0 || level > 3)
         return;
     va_start(ap, fmt);
-    fprintf(stderr, "gpursa: %s: ", names[level]);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
+    gpursa_log_line(heads[level], buf);
 }

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/provider.h>
@@ -137,42 +136,30 @@ static const OSSL_ITEM *gpursa_get_reason_strings(void *vctx)
 }
 
 /* The one summary line of doc/design.md, "Observability" (GPURSA_STATS), at unload,
- * written by one write(2): processes that share a stderr (nginx's workers) each get
- * their line in whole, which a printf may not give (it can write a line in pieces). */
+ * in one write (gpursa_log_line). */
 static void gpursa_print_stats(const GPURSA_PROV_CTX *ctx)
 {
     const gpursa_stats *s = &ctx->stats;
     uint64_t batches = atomic_load(&s->batches);
     uint64_t items = atomic_load(&s->batch_items);
     double mean = batches != 0 ? (double)items / (double)batches : 0.0;
-    char line[512];
-    const char *p = line;
-    int n = snprintf(line, sizeof(line),
-                     "gpursa: ops gpu=%llu host=%llu cpu=%llu batches=%llu mean_batch=%.1f"
-                     " faults=%llu fallbacks small_batch=%llu unsupported_key=%llu"
-                     " gpu_error=%llu no_device=%llu inline=%llu\n",
-                     (unsigned long long)atomic_load(&s->ops_gpu),
-                     (unsigned long long)atomic_load(&s->ops_host),
-                     (unsigned long long)atomic_load(&s->ops_cpu),
-                     (unsigned long long)batches, mean,
-                     (unsigned long long)atomic_load(&s->faults),
-                     (unsigned long long)atomic_load(&s->fb_small_batch),
-                     (unsigned long long)atomic_load(&s->fb_unsupported_key),
-                     (unsigned long long)atomic_load(&s->fb_gpu_error),
-                     (unsigned long long)atomic_load(&s->fb_no_device),
-                     (unsigned long long)atomic_load(&s->fb_inline));
-    size_t left = n > 0 ? ((size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) : 0;
+    char body[512];
 
-    fflush(stderr);
-    while (left > 0) {
-        ssize_t k = write(STDERR_FILENO, p, left);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            break;
-        p += k;
-        left -= (size_t)k;
-    }
+    snprintf(body, sizeof(body),
+             "ops gpu=%llu host=%llu cpu=%llu batches=%llu mean_batch=%.1f"
+             " faults=%llu fallbacks small_batch=%llu unsupported_key=%llu"
+             " gpu_error=%llu no_device=%llu inline=%llu",
+             (unsigned long long)atomic_load(&s->ops_gpu),
+             (unsigned long long)atomic_load(&s->ops_host),
+             (unsigned long long)atomic_load(&s->ops_cpu),
+             (unsigned long long)batches, mean,
+             (unsigned long long)atomic_load(&s->faults),
+             (unsigned long long)atomic_load(&s->fb_small_batch),
+             (unsigned long long)atomic_load(&s->fb_unsupported_key),
+             (unsigned long long)atomic_load(&s->fb_gpu_error),
+             (unsigned long long)atomic_load(&s->fb_no_device),
+             (unsigned long long)atomic_load(&s->fb_inline));
+    gpursa_log_line("gpursa: ", body);
 }
 
 static void gpursa_ctx_free(GPURSA_PROV_CTX *ctx)

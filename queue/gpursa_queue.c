@@ -157,9 +157,30 @@ uint64_t gpursa_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+void gpursa_log_line(const char *head, const char *body)
+{
+    char line[1024];
+    const char *p = line;
+    int n = snprintf(line, sizeof(line) - 1, "%s%s", head, body);
+    size_t left = n < 0 ? 0 : (size_t)n < sizeof(line) - 1 ? (size_t)n : sizeof(line) - 2;
+
+    line[left++] = '\n';
+    fflush(stderr);
+    while (left > 0) {
+        ssize_t k = write(STDERR_FILENO, p, left);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        p += k;
+        left -= (size_t)k;
+    }
+}
+
 void gpursa_log_cfg(const gpursa_config *cfg, int level, const char *fmt, ...)
 {
-    static const char *const names[] = { "error", "warn", "info", "debug" };
+    static const char *const heads[] = { "gpursa[error]: ", "gpursa[warn]: ", "gpursa[info]: ",
+                                         "gpursa[debug]: " };
     char buf[512];
     va_list ap;
 
@@ -168,7 +189,7 @@ void gpursa_log_cfg(const gpursa_config *cfg, int level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    fprintf(stderr, "gpursa[%s]: %s\n", names[level < 0 ? 0 : level > 3 ? 3 : level], buf);
+    gpursa_log_line(heads[level < 0 ? 0 : level > 3 ? 3 : level], buf);
 }
 
 void gpursa_list_append(gpursa_req_list *l, gpursa_req *r)
@@ -490,8 +511,7 @@ int gpursa_queue_new(const gpursa_config *cfg, gpursa_stats *stats,
         default:
             ops = gpursa_gpu_backend(GPURSA_BACKEND_CUDA);
             if (ops == NULL && cfg->backend == GPURSA_CFG_BACKEND_CUDA && cfg->log_level >= 0)
-                fprintf(stderr, "gpursa[error]: backend=cuda, but gpursa was built "
-                        "without CUDA: using the CPU\n");
+                gpursa_log_line("gpursa[error]: ", "backend=cuda, but gpursa was built without CUDA: using the CPU");
             if (ops == NULL)
                 return 1;
             break;

@@ -253,6 +253,10 @@ unsigned gpursa_queue_waiting(gpursa_queue *q);
  * its backend index, 1 while up (0 down: batches go to the CPU until it
  * reopens), times it was reopened. 0 when there is no such device. */
 int gpursa_queue_device_state(gpursa_queue *q, int i, int *index, int *up, uint64_t *reopens);
+/* Writes head, then body, then a newline to stderr with one write(2) (the line cut
+ * at 1 KB): processes that share a stderr (nginx's workers) each get their lines
+ * whole, where a stdio call may write a line in pieces. */
+void gpursa_log_line(const char *head, const char *body);
 /* The backend's name ("cuda", "host"), or "cpu" without a queue. */
 const char *gpursa_queue_backend_name(gpursa_queue *q);
 
