@@ -6,6 +6,8 @@
 set -u
 top=${GPURSA_TOP_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 [ -x "$top/configure" ] || { echo "configure-args: no $top/configure (run autogen.sh)"; exit 77; }
+# configure refuses to run in another folder once the source tree is configured in place
+[ ! -f "$top/config.status" ] || { echo "configure-args: $top is configured in place: skipped"; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpursa-configure-args.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT
 fail=0
