@@ -184,7 +184,7 @@ static void gpursa_teardown(void *vctx)
     if (ctx->config.stats >= 1)
         gpursa_print_stats(ctx);
     if (ctx->config.stats >= 2)
-        gpursa_stages_print(ctx->stats.stages, stderr, "gpursa: stage ");
+        gpursa_stages_print(ctx->stats.stages, "gpursa: stage ");
     gpursa_ctx_free(ctx);
 }
 

@@ -166,8 +166,9 @@ typedef struct gpursa_stages {
 /* Adds one (or count) observation of us microseconds to a stage. */
 void gpursa_stages_add(gpursa_stages *h, int stage, uint64_t us, uint64_t count);
 /* Writes "name n=... p50=... p90=... p99=... p999=... max=..." per stage
- * (microseconds) to f, one line each, prefixed by prefix. */
-void gpursa_stages_print(const gpursa_stages *h, FILE *f, const char *prefix);
+ * (microseconds) to stderr, prefixed by prefix, each line one write(2)
+ * (gpursa_log_line). */
+void gpursa_stages_print(const gpursa_stages *h, const char *prefix);
 /* The stage's name as gpursa_stages_print writes it. */
 const char *gpursa_stages_name(int stage);
 /* Observations of a stage below 2^e microseconds (4 <= e <= 33: bucket

@@ -88,9 +88,11 @@ static uint64_t gpursa_stage_quantile(const uint64_t *b, uint64_t total, double 
     return gpursa_stage_floor(GPURSA_STAGE_BUCKETS - 1);
 }
 
-void gpursa_stages_print(const gpursa_stages *h, FILE *f, const char *prefix)
+void gpursa_stages_print(const gpursa_stages *h, const char *prefix)
 {
-    if (h == NULL || f == NULL)
+    char body[256];
+
+    if (h == NULL)
         return;
     for (int s = 0; s < GPURSA_NSTAGES; s++) {
         uint64_t b[GPURSA_STAGE_BUCKETS], total = 0;
@@ -99,12 +101,13 @@ void gpursa_stages_print(const gpursa_stages *h, FILE *f, const char *prefix)
             total += b[i] = atomic_load_explicit(&h->n[s][i], memory_order_relaxed);
         if (total == 0)
             continue;
-        fprintf(f, "%s%-6s n=%llu p50=%llu p90=%llu p99=%llu p999=%llu max=%llu us\n",
-                prefix != NULL ? prefix : "", gpursa_stage_names[s], (unsigned long long)total,
-                (unsigned long long)gpursa_stage_quantile(b, total, 0.5),
-                (unsigned long long)gpursa_stage_quantile(b, total, 0.9),
-                (unsigned long long)gpursa_stage_quantile(b, total, 0.99),
-                (unsigned long long)gpursa_stage_quantile(b, total, 0.999),
-                (unsigned long long)atomic_load_explicit(&h->max_us[s], memory_order_relaxed));
+        (void)snprintf(body, sizeof(body), "%-6s n=%llu p50=%llu p90=%llu p99=%llu p999=%llu max=%llu us",
+                       gpursa_stage_names[s], (unsigned long long)total,
+                       (unsigned long long)gpursa_stage_quantile(b, total, 0.5),
+                       (unsigned long long)gpursa_stage_quantile(b, total, 0.9),
+                       (unsigned long long)gpursa_stage_quantile(b, total, 0.99),
+                       (unsigned long long)gpursa_stage_quantile(b, total, 0.999),
+                       (unsigned long long)atomic_load_explicit(&h->max_us[s], memory_order_relaxed));
+        gpursa_log_line(prefix != NULL ? prefix : "", body);
     }
 }

@@ -220,17 +220,20 @@ END_TEST
 
 /* ... written by one write(2): where several processes share the file (nginx's
  * workers, one stderr), a line written in pieces gets another's in between.
- * stderr is a datagram socket here, one datagram a write: the line must
- * arrive whole in one. */
+ * stderr is a datagram socket here, one datagram a write: each line must
+ * arrive whole in one. GPURSA_STATS=2 adds a line per stage of the batch's
+ * life (START, PREP, ...), each its own write as well. */
 START_TEST(test_stats_line_one_write)
 {
-    int sv[2], saved = dup(2), whole = 0;
+    int sv[2], saved = dup(2), whole = 0, stages = 0;
     char d[2048];
     ssize_t k;
     OSSL_LIB_CTX *ctx;
 
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv), 0);
-    setenv("GPURSA_STATS", "1", 1);
+    setenv("GPURSA_STATS", "2", 1);
+    setenv("GPURSA_BACKEND", "host", 1);       /* through a batch: its stages are timed */
+    setenv("GPURSA_MIN_GPU_BATCH", "1", 1);
     ctx = tu_libctx();
     (void)run_private_ops(ctx, 2);
     fflush(stderr);
@@ -241,14 +244,20 @@ START_TEST(test_stats_line_one_write)
     close(saved);
     while ((k = recv(sv[1], d, sizeof(d) - 1, MSG_DONTWAIT)) > 0) {
         d[k] = '\0';
-        if (strncmp(d, "gpursa: ops gpu=", 16) != 0)
-            continue;
-        ck_assert_msg(strstr(d, " inline=") != NULL && d[k - 1] == '\n', "the line in pieces: %s", d);
-        whole = 1;
+        if (strncmp(d, "gpursa: ops gpu=", 16) == 0) {
+            ck_assert_msg(strstr(d, " inline=") != NULL && d[k - 1] == '\n', "the line in pieces: %s", d);
+            whole = 1;
+        } else if (strncmp(d, "gpursa: stage ", 14) == 0) {
+            ck_assert_msg(strchr(d, '\n') == d + k - 1 && strstr(d, " n=") != NULL
+                              && strstr(d, " max=") != NULL && strcmp(d + k - 4, " us\n") == 0,
+                          "a stage line not whole in one write: %s", d);
+            stages++;
+        }
     }
     close(sv[0]);
     close(sv[1]);
     ck_assert_msg(whole, "no stats line");
+    ck_assert_msg(stages >= 2, "%d stage lines", stages);
 }
 END_TEST
 
