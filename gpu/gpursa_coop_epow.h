@@ -26,6 +26,9 @@
  * public values (the shape, the lane, the item index, the public exponent e,
  * the test hook); r, A, o and the check's outcome are handled as masks and
  * selects. Local arrays are wiped with volatile stores at the end.
+ *
+ * Each half's x^e is gpursa_coop_half_exp_public: on 32-bit limbs in
+ * gpursa_coop.h, on FP64 limbs (GPURSA_COOP_FP) in gpursa_coop_fp.h.
  */
 #ifndef GPURSA_COOP_EPOW_H
 #define GPURSA_COOP_EPOW_H
@@ -45,59 +48,6 @@ typedef struct {
     int32_t test_skip;          /* -1, or an item the stage leaves alone (tests only) */
 } gpursa_epow_args;
 
-#ifdef GPURSA_COOP_FP
-/* r = x^e R52 mod m (< 2m, settled lazily) for x R52 (< 2m) and a public e >= 1 */
-GPURSA_COOP_FN void gpursa_fp_exp_public(const gpursa_coop_ctx *c, double *r, const double *x, uint64_t e,
-                                         const uint64_t *m52, uint64_t mp)
-{
-    double fm[FP_L];
-    int bit = 63;
-    while (bit > 0 && !((e >> bit) & 1))
-        bit--;
-    gpursa_fp_load(c, fm, m52);
-    GPURSA_COOP_UNROLL
-    for (int l = 0; l < FP_L; l++)
-        r[l] = x[l];
-    GPURSA_COOP_ROLLED
-    while (--bit >= 0) {
-        gpursa_fp_sqr(c, r, r, fm, mp);
-        if ((e >> bit) & 1)                                  /* e is public */
-            gpursa_fp_mul(c, r, r, x, fm, mp);
-    }
-}
-#endif
-
-/* This half's v = x^e: xm = v R mod m and y = v mod m (32-bit slices, < m)
- * for the full-length x = (lo, hi) < m R. t: scratch. */
-GPURSA_COOP_FN void gpursa_epow_half(const gpursa_coop_ctx *c, int h, const gpursa_rsa_keydata *kd,
-                                     const uint32_t *m, uint32_t m0inv, const uint32_t *lo, const uint32_t *hi,
-                                     uint32_t *xm, uint32_t *y, uint32_t *t)
-{
-#ifdef GPURSA_COOP_FP
-    const uint64_t *m52 = h ? kd->q52 : kd->p52;
-    const uint64_t mp = h ? kd->q0inv52 : kd->p0inv52;
-    double xf[FP_L], rf[FP_L], f[FP_L];
-    gpursa_fp_in_full(c, xf, lo, hi, m, m0inv, GPURSA_FP_IN(kd, h), m52, mp);  /* x R52 */
-    gpursa_fp_exp_public(c, rf, xf, kd->e, m52, mp);                         /* v R52 */
-    gpursa_coop_load(c, t, h ? kd->q_one : kd->p_one);
-    gpursa_fp_from32(c, f, t);                                               /* R mod m */
-    gpursa_fp_mul_cold(*c, rf, rf, f, m52, mp, 0);
-    gpursa_fp_out(c, xm, rf, m);                                             /* v R mod m */
-    GPURSA_COOP_UNROLL
-    for (int l = 0; l < FP_L; l++) {
-        ((volatile double *)xf)[l] = 0;
-        ((volatile double *)rf)[l] = 0;
-        ((volatile double *)f)[l] = 0;
-    }
-#else
-    uint32_t u[CO_L];
-    gpursa_coop_load(c, t, h ? kd->q_rrr : kd->p_rrr);
-    gpursa_coop_to_mont(c, u, lo, hi, m, m0inv, t);                         /* x R */
-    gpursa_coop_exp_public(c, xm, u, kd->e, m, m0inv);                      /* v R */
-    gpursa_coop_wipe(u, CO_L);
-#endif
-    gpursa_coop_mont(c, y, xm, NULL, NULL, NULL, m, m0inv);                 /* v mod m */
-}
 
 /* One thread's part of either stage (check: 0 factor, 1 check). Every
  * thread of a warp calls it, as gpursa_coop_item: lanes past the batch's
@@ -123,7 +73,7 @@ GPURSA_COOP_FN void gpursa_epow_item(const gpursa_epow_args *a, uint32_t tid, in
     if (!check) {
         /* x = r < n < m R: the reduction modulo this half's prime is exact
          * (an r >= n, which the blinding stage refuses, gives some value) */
-        gpursa_epow_half(&c, h, kd, m, m0inv, lo, hi, xm, y, s);
+        gpursa_coop_half_exp_public(&c, h, kd, m, m0inv, lo, hi, xm, y, s);
         gpursa_coop_garner(&c, h, partner, kd, lo, hi, xm, y, s, z, pm, prrr, aux);
         if (live) {
             GPURSA_COOP_UNROLL
@@ -138,7 +88,7 @@ GPURSA_COOP_FN void gpursa_epow_item(const gpursa_epow_args *a, uint32_t tid, in
         const int first = c.gbase - (h ? CO_T : 0);
         uint32_t st = gpursa_coop_shfl(&c, (uint32_t)a->status[item], first), ok;
         /* o < n (the unblinding stage checked it) < m R: exact reductions */
-        gpursa_epow_half(&c, h, kd, m, m0inv, lo, hi, xm, y, s);
+        gpursa_coop_half_exp_public(&c, h, kd, m, m0inv, lo, hi, xm, y, s);
         gpursa_coop_mont(&c, z, y, NULL, NULL, NULL, m, m0inv);             /* o^e / R mod m */
         gpursa_coop_load_soa(&c, pm, prrr, a->c, item, a->stride);         /* c (lo, hi) */
         gpursa_coop_mont(&c, s, pm, prrr, NULL, NULL, m, m0inv);            /* c / R mod m */

@@ -38,7 +38,7 @@
 #define GPURSA_RSA_MAX_LIMBS GPURSA_MONT_MAX_LIMBS
 #define GPURSA_RSA_MAX_HALF (GPURSA_MONT_MAX_LIMBS / 2)
 /* 52-bit limbs of a half-length number for the FP64 multiplication
- * (gpursa_coop.h): enough for 32*hl + 2 bits, so that R52 = 2^(52 fl) > 4m
+ * (gpursa_coop_fp.h): enough for 32*hl + 2 bits, so that R52 = 2^(52 fl) > 4m
  * (GPURSA_FP_LIMBS_MIN: hl = 32, 48, 64: 20, 30, 40 limbs), rounded up to a
  * multiple of 4 so that 4 or 8 lanes share them evenly (20, 32, 40) */
 #define GPURSA_FP_LIMBS_MIN(hl) ((32 * (hl) + 2 + 51) / 52)
@@ -62,7 +62,7 @@ typedef struct gpursa_rsa_keydata {
     uint32_t dp[GPURSA_RSA_MAX_HALF];     /* zero-padded to 32*hl bits */
     uint32_t dq[GPURSA_RSA_MAX_HALF];
     uint32_t qinv[GPURSA_RSA_MAX_HALF];   /* q^-1 mod p */
-    /* The same primes for the FP64 exponentiation (gpursa_coop.h), fl limbs
+    /* The same primes for the FP64 exponentiation (gpursa_coop_fp.h), fl limbs
      * of 52 bits (each < 2^52, in a uint64_t), R52 = 2^(52 fl): */
     int32_t fl;                           /* GPURSA_FP_LIMBS(hl) */
     uint64_t p0inv52, q0inv52;            /* -m^-1 mod 2^52 */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* gpursa CUDA backend: RSA-2048 COOP with the secret exponentiations on
- * FP64 limbs (GPURSA_COOP_FP, gpursa_coop.h): 4 lanes per CRT half, 8 per
+ * FP64 limbs (GPURSA_COOP_FP, gpursa_coop_fp.h): 4 lanes per CRT half, 8 per
  * item, 5 limbs of 52 bits a lane (20 a half); the 32-bit parts of the
  * operation use 8-limb lanes (32-bit limbs). */
 #define GPURSA_COOP_H 32

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* gpursa CUDA backend: RSA-4096 COOP with the secret exponentiations on
- * FP64 limbs (GPURSA_COOP_FP, gpursa_coop.h), for middling loads: 8 lanes
+ * FP64 limbs (GPURSA_COOP_FP, gpursa_coop_fp.h), for middling loads: 8 lanes
  * per CRT half, 16 per item, 5 limbs of 52 bits a lane (40 a half), the
  * lane shape of the RSA-2048 FP64 kernel; the 32-bit parts of the operation
  * use 8-limb lanes. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bench/mont-proto: today's FP64 Montgomery multiplication, gpursa_coop.h's
+ * bench/mont-proto: today's FP64 Montgomery multiplication, gpursa_coop_fp.h's
  * gpursa_fp_mul / gpursa_fp_sqr, in the lane shape of one of gpursa's FP64
  * kernels: build.sh compiles this file once per shape with
  *   -DGPURSA_COOP_SHAPE_ONLY -include gpu/kernels_<file>.cu -DFPB_SFX=<bits>

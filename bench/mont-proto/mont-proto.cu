@@ -12,7 +12,7 @@
  * `reps` launches after one warm-up); every item's result is checked
  * against GMP on the host.
  *
- *   fp64  today's form: gpu/gpursa_coop.h's gpursa_fp_mul / gpursa_fp_sqr in
+ *   fp64  today's form: gpu/gpursa_coop_fp.h's gpursa_fp_mul / gpursa_fp_sqr in
  *         the lane shapes of gpu/kernels_2048f2.cu (2 lanes of 10 52-bit limbs
  *         per 1024-bit half), kernels_3072fw.cu (3 lanes) and kernels_4096f.cu
  *         (4 lanes), built from those files' own macros (fp64_shape.cu).

@@ -94,7 +94,7 @@ TC_FN uint64_t tc_d2u(double x) { return tc_bits(x + 0x1p52) - TC_LO_BIAS; }
 
 /* the halves of a b (a, b < 2^52) plus the exponent bits of their doubles:
  * hi = HI_BIAS + floor(ab / 2^52), lo = LO_BIAS + ab mod 2^52 (the FMA
- * pair of gpursa_coop.h's gpursa_fp_prod; 128-bit integers on the host) */
+ * pair of gpursa_coop_fp.h's gpursa_fp_prod; 128-bit integers on the host) */
 TC_FN void tc_prod(double a, double b, uint64_t *hi, uint64_t *lo)
 {
 #ifdef __CUDACC__

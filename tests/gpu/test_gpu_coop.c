@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_gpu_coop.c - the COOP kernel's algorithm (gpu/gpursa_coop.h), run on
- * the host by an emulated warp, against GMP.
+ * test_gpu_coop.c - the COOP kernel's algorithm (gpu/gpursa_coop.h, and
+ * gpu/gpursa_coop_fp.h for FP64 limbs), run on the host by an emulated warp,
+ * against GMP.
  *
  * The CUDA kernel is gpursa_coop_item() called by every thread; the 2T
  * threads of an item talk only through __shfl_sync and __ballot_sync over

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Constant-time test of the FP64 multiplication and squaring (gpu/gpursa_coop.h)
+# Constant-time test of the FP64 multiplication and squaring (gpu/gpursa_coop_fp.h)
 # at every FP64 lane shape (RSA-2048's 2- and 4-lane, RSA-3072's 3- and
 # 8-lane, RSA-4096's 4- and 8-lane): test_gpu_coop.c built with -DGPURSA_COOP_CT
 # -DGPURSA_COOP_CT_MONT, each run by test_gpu_ct.sh under valgrind memcheck (RSA-2048's
