@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* gpursa CUDA backend: RSA-2048 COOP with the secret exponentiations on
- * FP64 limbs (GPURSA_COOP_FP, gpursa_coop.h), for heavy loads: 2 lanes per
+ * FP64 limbs (GPURSA_COOP_FP, gpursa_coop_fp.h), for heavy loads: 2 lanes per
  * CRT half, 4 per item, 10 limbs of 52 bits a lane (20 a half) and 16 of 32
  * bits: the lane shape of kernels_4096f.cu at half the length, with its
  * barrier. Against kernels_2048f.cu's 4 lanes of 5 limbs a half does half

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* gpursa CUDA backend: RSA-3072 COOP with the secret exponentiations on
- * FP64 limbs (GPURSA_COOP_FP, gpursa_coop.h), for heavy loads: 3 lanes per
+ * FP64 limbs (GPURSA_COOP_FP, gpursa_coop_fp.h), for heavy loads: 3 lanes per
  * CRT half, 6 per item (five items a warp, its last two lanes mirroring
  * lanes of the fifth), 10 limbs of 52 bits a lane (30 a half: the fewest
  * that hold 1,538 bits) and 16 of 32 bits. The lane shape of
@@ -13,7 +13,7 @@
 #define GPURSA_COOP_FP_BARRIER 1 /* the block's warps meet at each window */
 #define GPURSA_COOP_FP_STAGGER 1 /* half of them read the window entry later */
 #define GPURSA_COOP_ONE_BLOCK 1   /* more than 128 registers: one block an SM in any case */
-/* no GPURSA_COOP_FP_EARLY with the stagger (gpursa_coop.h) */
+/* no GPURSA_COOP_FP_EARLY with the stagger (gpursa_coop_fp.h) */
 #ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
 #include "gpu/kernels_coop.cuh"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* gpursa CUDA backend: RSA-4096 COOP with the secret exponentiations on
- * FP64 limbs (GPURSA_COOP_FP, gpursa_coop.h), for heavy loads: 4 lanes per
+ * FP64 limbs (GPURSA_COOP_FP, gpursa_coop_fp.h), for heavy loads: 4 lanes per
  * CRT half, 8 per item, 10 limbs of 52 bits a lane (40 a half) and 16 of 32
  * bits. The most limb products per shuffle, and the fewest warps (more
  * than 128 registers: one 256-thread block per SM). The squaring's loop and the
@@ -15,7 +15,7 @@
 #define GPURSA_COOP_FP_BARRIER 1 /* the block's warps meet at each window */
 #define GPURSA_COOP_FP_STAGGER 1 /* half of them read the window entry later */
 #define GPURSA_COOP_ONE_BLOCK 1   /* more than 128 registers: one block an SM in any case */
-/* no GPURSA_COOP_FP_EARLY with the stagger (gpursa_coop.h) */
+/* no GPURSA_COOP_FP_EARLY with the stagger (gpursa_coop_fp.h) */
 #ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
 #include "gpu/kernels_coop.cuh"
 

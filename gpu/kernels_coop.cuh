@@ -26,7 +26,7 @@
  * then spills, or schedules each limb product's chain of FMAs one after
  * the other to save registers that the SM could not use anyway. */
 #if defined(GPURSA_COOP_FP) && GPURSA_COOP_FP_SMEM > 0
-/* the FP64 window tables' entries in shared memory (gpursa_coop.h) */
+/* the FP64 window tables' entries in shared memory (gpursa_coop_fp.h) */
 #define GPURSA_COOP_SMEM ((size_t)GPURSA_COOP_THREADS * GPURSA_COOP_FP_SMEM * GPURSA_FP_L * sizeof(double))
 #else
 #define GPURSA_COOP_SMEM ((size_t)0)
