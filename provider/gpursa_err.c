@@ -84,13 +84,11 @@ void gpursa_log(const GPURSA_PROV_CTX *ctx, int level, const char *fmt, ...)
     static const char *const heads[] = { "gpursa: error: ", "gpursa: warning: ", "gpursa: info: ",
                                          "gpursa: debug: " };
     int allowed = ctx != NULL ? ctx->config.log_level : 1;
-    char buf[900];
     va_list ap;
 
     if (level > allowed || level < 0 || level > 3)
         return;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    gpursa_log_vline(heads[level], fmt, ap);
     va_end(ap);
-    gpursa_log_line(heads[level], buf);
 }

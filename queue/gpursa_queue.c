@@ -177,19 +177,25 @@ void gpursa_log_line(const char *head, const char *body)
     }
 }
 
+void gpursa_log_vline(const char *head, const char *fmt, va_list ap)
+{
+    char body[1024];
+
+    vsnprintf(body, sizeof(body), fmt, ap);
+    gpursa_log_line(head, body);
+}
+
 void gpursa_log_cfg(const gpursa_config *cfg, int level, const char *fmt, ...)
 {
     static const char *const heads[] = { "gpursa[error]: ", "gpursa[warn]: ", "gpursa[info]: ",
                                          "gpursa[debug]: " };
-    char buf[512];
     va_list ap;
 
     if (level > cfg->log_level)
         return;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
+    gpursa_log_vline(heads[level < 0 ? 0 : level > 3 ? 3 : level], fmt, ap);
     va_end(ap);
-    gpursa_log_line(heads[level < 0 ? 0 : level > 3 ? 3 : level], buf);
 }
 
 void gpursa_list_append(gpursa_req_list *l, gpursa_req *r)

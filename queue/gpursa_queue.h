@@ -8,6 +8,7 @@
 #ifndef GPURSA_QUEUE_H
 #define GPURSA_QUEUE_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdatomic.h>
@@ -258,6 +259,8 @@ int gpursa_queue_device_state(gpursa_queue *q, int i, int *index, int *up, uint6
  * at 1 KB): processes that share a stderr (nginx's workers) each get their lines
  * whole, where a stdio call may write a line in pieces. */
 void gpursa_log_line(const char *head, const char *body);
+/* The same with the body formatted from fmt and ap (vsnprintf). */
+void gpursa_log_vline(const char *head, const char *fmt, va_list ap);
 /* The backend's name ("cuda", "host"), or "cpu" without a queue. */
 const char *gpursa_queue_backend_name(gpursa_queue *q);
 
