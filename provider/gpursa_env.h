@@ -14,8 +14,10 @@
 extern "C" {
 #endif
 
-/* getenv(name), or NULL when the process runs with privileges its caller
- * does not have (secure_getenv where the C library has it). */
+/* The variable's value as secure_getenv gives it: NULL when the process runs
+ * with privileges its caller does not have (AT_SECURE, or issetugid, or
+ * differing real and effective ids where the C library has no
+ * secure_getenv), else the environment's value. */
 const char *gpursa_getenv(const char *name);
 
 #ifdef __cplusplus
