@@ -597,18 +597,23 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
 #ifdef GPURSA_COOP_FP
 #include "gpu/gpursa_coop_fp.h"
 #else
-/* This half's v = x^e for the key's public e: xm = v R mod m and y = v mod m
- * (32-bit slices, < m) for the full-length x = (lo, hi) < m R. t: scratch. */
+/* This half's v = x^e for the key's public e, times R_n = R^2 (the whole
+ * modulus' Montgomery radix) when scaled (public): with v' = v, or v R^2 when
+ * scaled, xm = v' R mod m and y = v' mod m (32-bit slices, < m) for the
+ * full-length x = (lo, hi) < m R. t: scratch. */
 GPURSA_COOP_FN void gpursa_coop_half_exp_public(const gpursa_coop_ctx *c, int h, const gpursa_rsa_keydata *kd,
                                                 const uint32_t *m, uint32_t m0inv, const uint32_t *lo,
-                                                const uint32_t *hi, uint32_t *xm, uint32_t *y, uint32_t *t)
+                                                const uint32_t *hi, uint32_t *xm, uint32_t *y, uint32_t *t,
+                                                int scaled)
 {
     uint32_t u[CO_L];
     gpursa_coop_load(c, t, h ? kd->q_rrr : kd->p_rrr);
     gpursa_coop_to_mont(c, u, lo, hi, m, m0inv, t);                         /* x R */
     gpursa_coop_exp_public(c, xm, u, kd->e, m, m0inv);                      /* v R */
     gpursa_coop_wipe(u, CO_L);
-    gpursa_coop_mont(c, y, xm, NULL, NULL, NULL, m, m0inv);                 /* v mod m */
+    if (scaled)
+        gpursa_coop_mul(c, xm, xm, t, m, m0inv);                            /* v R^3 */
+    gpursa_coop_mont(c, y, xm, NULL, NULL, NULL, m, m0inv);                 /* v' mod m */
 }
 #endif /* GPURSA_COOP_FP */
 

@@ -4,8 +4,10 @@
  * the public exponent e (gpursa_cuda_blind_factor, gpursa_cuda_check in
  * gpursa_cuda_kernels.h), one thread's part of one item, on the CRT kernel's
  * lanes (gpursa_coop.h: T lanes a half, 2T an item):
- *   factor: A = r^e mod n, from r^e mod p and r^e mod q by Garner's
- *           recombination; the blinding stage then forms c_b = c A mod n
+ *   factor: A R_n mod n, for A = r^e mod n and R_n = R^2 = 2^(32 nl) the
+ *           Montgomery radix of the modulus-n stages, from A R_n modulo p and
+ *           q by Garner's recombination; the blinding stage then forms
+ *           c_b = c A mod n in one Montgomery multiplication
  *           (gpursa_coop_nstage.h)
  *   check:  after the unblinding stage's o = m rinv mod n: GPURSA_DEV_ST_OK
  *           only when the status word is GPURSA_DEV_ST_UNBLINDED and
@@ -42,7 +44,7 @@ typedef struct {
     const void *const *keys;
     const uint32_t *x;          /* factor: r; check: o */
     const uint32_t *c;          /* check: the caller's c */
-    uint32_t *out;              /* factor: A; check: o, or 0 unless OK (may be x) */
+    uint32_t *out;              /* factor: A R_n mod n; check: o, or 0 unless OK (may be x) */
     int32_t *status;            /* check: the status words */
     uint32_t count, stride;
     int32_t test_skip;          /* -1, or an item the stage leaves alone (tests only) */
@@ -72,8 +74,10 @@ GPURSA_COOP_FN void gpursa_epow_item(const gpursa_epow_args *a, uint32_t tid, in
     gpursa_coop_load_soa(&c, lo, hi, a->x, item, a->stride);
     if (!check) {
         /* x = r < n < m R: the reduction modulo this half's prime is exact
-         * (an r >= n, which the blinding stage refuses, gives some value) */
-        gpursa_coop_half_exp_public(&c, h, kd, m, m0inv, lo, hi, xm, y, s);
+         * (an r >= n, which the blinding stage refuses, gives some value).
+         * Scaled by R_n = R^2: Garner's recombination is linear, so it
+         * gives A R_n mod n from A R_n modulo p and q. */
+        gpursa_coop_half_exp_public(&c, h, kd, m, m0inv, lo, hi, xm, y, s, 1);
         gpursa_coop_garner(&c, h, partner, kd, lo, hi, xm, y, s, z, pm, prrr, aux);
         if (live) {
             GPURSA_COOP_UNROLL
@@ -88,7 +92,7 @@ GPURSA_COOP_FN void gpursa_epow_item(const gpursa_epow_args *a, uint32_t tid, in
         const int first = c.gbase - (h ? CO_T : 0);
         uint32_t st = gpursa_coop_shfl(&c, (uint32_t)a->status[item], first), ok;
         /* o < n (the unblinding stage checked it) < m R: exact reductions */
-        gpursa_coop_half_exp_public(&c, h, kd, m, m0inv, lo, hi, xm, y, s);
+        gpursa_coop_half_exp_public(&c, h, kd, m, m0inv, lo, hi, xm, y, s, 0);
         gpursa_coop_mont(&c, z, y, NULL, NULL, NULL, m, m0inv);             /* o^e / R mod m */
         gpursa_coop_load_soa(&c, pm, prrr, a->c, item, a->stride);         /* c (lo, hi) */
         gpursa_coop_mont(&c, s, pm, prrr, NULL, NULL, m, m0inv);            /* c / R mod m */

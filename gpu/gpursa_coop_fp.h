@@ -816,28 +816,36 @@ GPURSA_COOP_FN void gpursa_fp_exp_public(const gpursa_coop_ctx *c, double *r, co
     }
 }
 
-/* This half's v = x^e for the key's public e: xm = v R mod m and y = v mod m
- * (32-bit slices, < m) for the full-length x = (lo, hi) < m R. t: scratch. */
+/* This half's v = x^e for the key's public e, times R_n = R^2 (the whole
+ * modulus' Montgomery radix) when scaled (public): with v' = v, or v R^2 when
+ * scaled, xm = v' R mod m and y = v' mod m (32-bit slices, < m) for the
+ * full-length x = (lo, hi) < m R. t: scratch. The scaling costs nothing
+ * here: the conversion out of the 52-bit limbs multiplies by R mod m, or by
+ * R^3 mod m instead. */
 GPURSA_COOP_FN void gpursa_coop_half_exp_public(const gpursa_coop_ctx *c, int h, const gpursa_rsa_keydata *kd,
                                                 const uint32_t *m, uint32_t m0inv, const uint32_t *lo,
-                                                const uint32_t *hi, uint32_t *xm, uint32_t *y, uint32_t *t)
+                                                const uint32_t *hi, uint32_t *xm, uint32_t *y, uint32_t *t,
+                                                int scaled)
 {
     const uint64_t *m52 = h ? kd->q52 : kd->p52;
     const uint64_t mp = h ? kd->q0inv52 : kd->p0inv52;
     double xf[FP_L], rf[FP_L], f[FP_L];
     gpursa_fp_in_full(c, xf, lo, hi, m, m0inv, GPURSA_FP_IN(kd, h), m52, mp);  /* x R52 */
     gpursa_fp_exp_public(c, rf, xf, kd->e, m52, mp);                         /* v R52 */
-    gpursa_coop_load(c, t, h ? kd->q_one : kd->p_one);
-    gpursa_fp_from32(c, f, t);                                               /* R mod m */
+    if (scaled)
+        gpursa_coop_load(c, t, h ? kd->q_rrr : kd->p_rrr);
+    else
+        gpursa_coop_load(c, t, h ? kd->q_one : kd->p_one);
+    gpursa_fp_from32(c, f, t);                                               /* R or R^3 mod m */
     gpursa_fp_mul_cold(*c, rf, rf, f, m52, mp, 0);
-    gpursa_fp_out(c, xm, rf, m);                                             /* v R mod m */
+    gpursa_fp_out(c, xm, rf, m);                                             /* v' R mod m */
     GPURSA_COOP_UNROLL
     for (int l = 0; l < FP_L; l++) {
         ((volatile double *)xf)[l] = 0;
         ((volatile double *)rf)[l] = 0;
         ((volatile double *)f)[l] = 0;
     }
-    gpursa_coop_mont(c, y, xm, NULL, NULL, NULL, m, m0inv);                 /* v mod m */
+    gpursa_coop_mont(c, y, xm, NULL, NULL, NULL, m, m0inv);                 /* v' mod m */
 }
 
 #endif /* GPURSA_COOP_FP_H_INCLUDED */

@@ -7,12 +7,17 @@
  * Why: blinding modulo n before the CRT split and unblinding after Garner's
  * recombination, as OpenSSL and the host backend (gpursa_rsa_op.h) do, so that
  * the private exponentiation never sees the caller's input c:
- *   (the factor stage, gpursa_coop_epow.h: A = r^e mod n)
- *   blind:   c_b = c A mod n; BADINPUT when c, r or rinv >= n or
- *            r rinv != 1 mod n (then nothing derived from r or c is stored)
+ *   (the factor stage, gpursa_coop_epow.h: A R mod n, A = r^e mod n)
+ *   blind:   c_b = c A mod n, and rinv R mod n over rinv; BADINPUT when c,
+ *            r or rinv >= n or r rinv != 1 mod n (then nothing derived from
+ *            r, rinv or c is stored)
  *   (the CRT kernel: m = c_b^d mod n)
  *   unblind: out = m rinv mod n, and GPURSA_DEV_ST_UNBLINDED only when the
  *            status word was BLINDED and out < n; else out = 0
+ * (R = 2^(32 H), this file's Montgomery radix.) Each product modulo n is one
+ * Montgomery multiplication, because one factor of each comes in Montgomery
+ * form: A R from the factor stage, rinv R from the blinding stage, which
+ * needs it for its own check of r rinv anyway.
  *   (the check stage, gpursa_coop_epow.h: OK only when out^e = c mod n)
  * The two stages that raise to e run on the CRT kernel's halves, where that
  * costs a fraction of what it costs here on the whole modulus.
@@ -48,7 +53,8 @@
  * and follows what that kernel reads. */
 typedef struct {
     const void *const *keys;
-    const uint32_t *in, *r, *rinv, *re;
+    const uint32_t *in, *r, *re;
+    uint32_t *rinv;                     /* rinv; the blinding stage leaves rinv R there */
     uint32_t *out;
     int32_t *status;
     uint32_t count, stride;
@@ -134,28 +140,30 @@ GPURSA_COOP_FN void gpursa_nst_blind(const gpursa_nst_args *a, uint32_t tid)
     bad = ~gpursa_nst_lt(&c, x, n);
     gpursa_nst_load_soa(&c, r, a->r, item, a->stride);
     bad |= ~gpursa_nst_lt(&c, r, n);
-    gpursa_coop_mul(&c, y, r, rr, n, kd->n0inv);                         /* r R */
-    gpursa_nst_load_soa(&c, r, a->rinv, item, a->stride);
-    bad |= ~gpursa_nst_lt(&c, r, n);
-    gpursa_coop_mul(&c, r, r, y, n, kd->n0inv);                          /* r rinv mod n */
+    gpursa_nst_load_soa(&c, y, a->rinv, item, a->stride);
+    bad |= ~gpursa_nst_lt(&c, y, n);
+    gpursa_coop_mul(&c, y, y, rr, n, kd->n0inv);                         /* rinv R */
+    gpursa_coop_mul(&c, rr, r, y, n, kd->n0inv);                         /* r rinv mod n */
     GPURSA_COOP_UNROLL
     for (int l = 0; l < CO_L; l++)
-        y[l] = (c.k == 0 && l == 0) ? 1u : 0u;                            /* 1 (public) */
-    bad |= ~gpursa_coop_eq(&c, r, y);
-    /* A = r^e mod n from the factor stage (< n: Garner's output; what a
-     * faulty factor stage leaves gives a c_b that the check refuses) */
+        r[l] = (c.k == 0 && l == 0) ? 1u : 0u;                            /* 1 (public) */
+    bad |= ~gpursa_coop_eq(&c, rr, r);
+    /* A R mod n from the factor stage (< n: Garner's output; what a faulty
+     * factor stage leaves gives a c_b that the check refuses) */
     gpursa_nst_load_soa(&c, r, a->re, item, a->stride);
-    gpursa_coop_mul(&c, x, x, r, n, kd->n0inv);                          /* c A / R */
-    gpursa_coop_mul(&c, x, x, rr, n, kd->n0inv);                         /* c A mod n */
+    gpursa_coop_mul(&c, x, x, r, n, kd->n0inv);                          /* c A mod n */
     gpursa_nst_and(x, ~bad);
+    gpursa_nst_and(y, ~bad);
     if (live) {
         gpursa_nst_store_soa(&c, a->out, x, item, a->stride);
+        gpursa_nst_store_soa(&c, a->rinv, y, item, a->stride);
         if (c.k == 0)
             a->status[item] = (int32_t)((bad & GPURSA_DEV_ST_BADINPUT) | (~bad & GPURSA_DEV_ST_BLINDED));
     }
     gpursa_nst_wipe(x);
     gpursa_nst_wipe(r);
     gpursa_nst_wipe(y);
+    gpursa_nst_wipe(rr);
 }
 
 /* The unblinding stage, thread tid (as gpursa_nst_blind). */
@@ -168,18 +176,16 @@ GPURSA_COOP_FN void gpursa_nst_unblind(const gpursa_nst_args *a, uint32_t tid)
     const gpursa_rsa_keydata *kd = (const gpursa_rsa_keydata *)a->keys[item];
     /* test hook (public): all ones for the item whose result gets n added */
     const uint32_t corrupt = item == (uint32_t)a->test_corrupt ? 0xffffffffu : 0u;
-    uint32_t n[CO_L], rr[CO_L], o[CO_L], x[CO_L], y[CO_L], st, ok;
+    uint32_t n[CO_L], o[CO_L], x[CO_L], y[CO_L], st, ok;
 
     gpursa_coop_load(&c, n, kd->n);
-    gpursa_coop_load(&c, rr, kd->n_rr);
     /* the status word as it was: lane 0 of the group overwrites it at the end,
      * so every lane takes it from a shuffle here rather than from a load the
      * compiler might move after that store */
     st = gpursa_coop_shfl(&c, (uint32_t)a->status[item], c.gbase);
     gpursa_nst_load_soa(&c, x, a->out, item, a->stride);                 /* m */
-    gpursa_nst_load_soa(&c, y, a->rinv, item, a->stride);
-    gpursa_coop_mul(&c, o, x, y, n, kd->n0inv);                          /* m rinv / R */
-    gpursa_coop_mul(&c, o, o, rr, n, kd->n0inv);                         /* m rinv mod n */
+    gpursa_nst_load_soa(&c, y, a->rinv, item, a->stride);                /* rinv R */
+    gpursa_coop_mul(&c, o, x, y, n, kd->n0inv);                          /* m rinv mod n */
     GPURSA_COOP_UNROLL
     for (int l = 0; l < CO_L; l++)
         x[l] = n[l] & corrupt;

@@ -26,9 +26,9 @@ typedef struct {
     const void *const *keys;  /* per item: the device copy of its key */
     const uint32_t *in;       /* SoA limbs, stride items */
     const uint32_t *r;
-    const uint32_t *rinv;
-    const uint32_t *re;       /* r^e mod n: the factor stage's output, the blinding
-                               * stage's input */
+    uint32_t *rinv;           /* the blinding stage leaves rinv R_n mod n here */
+    const uint32_t *re;       /* (r^e R_n) mod n: the factor stage's output, the
+                               * blinding stage's input */
     uint32_t *out;            /* SoA limbs */
     int32_t *status;          /* per item, gpursa_item_status */
     uint32_t count;           /* items in this launch */
@@ -53,15 +53,17 @@ typedef struct {
 
 /* The stages around every private-operation kernel (blinding before the CRT
  * split and unblinding after Garner's recombination, as OpenSSL does), in order:
- *   factor:  reads r; writes A = r^e mod n to out (gpursa_coop_epow.h, on the CRT
- *            kernel's halves: kernels_route.cu picks the FP64 or the 32-bit one).
- *   blind:   reads in (c), r, rinv, re (A); writes c A mod n to out, and the status
- *            word GPURSA_DEV_ST_BLINDED, or GPURSA_DEV_ST_BADINPUT when c, r or
- *            rinv >= n or r rinv != 1 mod n (out then holds no secret-derived value)
+ *   factor:  reads r; writes A R_n mod n to out, for A = r^e mod n and R_n =
+ *            2^bits (gpursa_coop_epow.h, on the CRT kernel's halves:
+ *            kernels_route.cu picks the FP64 or the 32-bit one).
+ *   blind:   reads in (c), r, rinv, re (A R_n); writes c A mod n to out, rinv R_n
+ *            mod n over rinv, and the status word GPURSA_DEV_ST_BLINDED, or
+ *            GPURSA_DEV_ST_BADINPUT when c, r or rinv >= n or r rinv != 1 mod n
+ *            (out and rinv then hold no secret-derived value)
  *            (gpursa_coop_nstage.h, kernels_nstage_<bits>.cu).
  *   the CRT kernel (gpursa_cuda_launch_<bits>) then reads the blinded value as its in
  *            and writes m = in^d mod n (CRT halves, Garner) to out; no status.
- *   unblind: reads out (m), rinv and the status word; writes out = m rinv mod n and
+ *   unblind: reads out (m), rinv (rinv R_n) and the status word; writes out = m rinv mod n and
  *            GPURSA_DEV_ST_UNBLINDED only when the status word was BLINDED and
  *            out < n; else out = 0 and the word stays BADINPUT or becomes the preset.
  *   check:   reads out (o), in (the caller's c) and the status word; writes

@@ -29,8 +29,8 @@
  * entries later than the first.
  *
  * In the shapes that also build the factor and check stages (GPURSA_COOP_EPOW:
- * gpu/gpursa_coop_epow.h), those too: the factor stage's A = r^e mod n for
- * random and edge r under keys of e = 65537 and e = 3 in one warp; the check
+ * gpu/gpursa_coop_epow.h), those too: the factor stage's A R mod n (A = r^e
+ * mod n, R = 2^BITS, the modulus-n stages' radix) for random and edge r under keys of e = 65537 and e = 3 in one warp; the check
  * stage's OK (and the result kept) only for an UNBLINDED item whose o^e = c
  * mod n, and a zero result and no OK for an o wrong modulo p only, modulo q
  * only, or both, for a status word other than UNBLINDED (BADINPUT kept as
@@ -580,7 +580,8 @@ START_TEST(test_past_end)
 END_TEST
 
 #ifdef GPURSA_COOP_EPOW
-/* The factor stage: A = r^e mod n, keys of e = 65537, e = 3 and another 65537
+/* The factor stage: A R mod n (A = r^e mod n, R = 2^BITS), keys of e = 65537,
+ * e = 3 and another 65537
  * in turn, r random and the edges 0, 1, n - 1, p and a multiple of q; a warp
  * and a part, the words past the batch untouched, no status word written. */
 START_TEST(test_epow_factor)
@@ -601,8 +602,10 @@ START_TEST(test_epow_factor)
         const gt_rsa_key *kk = &keys[i % keys_n];
         gt_soa_get(r, b.r, &b, i);
         mpz_powm(want, r, kk->e, kk->n);
+        mpz_mul_2exp(want, want, BITS);
+        mpz_mod(want, want, kk->n);
         gt_soa_get(got, b.out, &b, i);
-        ck_assert_msg(mpz_cmp(got, want) == 0, "factor, item %d (key %d): A wrong", i, i % keys_n);
+        ck_assert_msg(mpz_cmp(got, want) == 0, "factor, item %d (key %d): A R wrong", i, i % keys_n);
         ck_assert_msg(b.status[i] == GT_STATUS_CANARY, "factor, item %d: status written", i);
     }
     ck_assert_int_eq(gt_batch_first_written(&b, count), -1);
@@ -1078,8 +1081,10 @@ START_TEST(test_ct_epow)
     for (int i = 0; i < count; i++) {
         gt_soa_get(r, b.r, &b, i);
         mpz_powm(o, r, kk->e, kk->n);
+        mpz_mul_2exp(o, o, BITS);
+        mpz_mod(o, o, kk->n);
         gt_soa_get(got, b.out, &b, i);
-        ck_assert_msg(mpz_cmp(got, o) == 0, "factor, item %d: A wrong", i);
+        ck_assert_msg(mpz_cmp(got, o) == 0, "factor, item %d: A R wrong", i);
     }
     for (int i = 0; i < count; i++) {
         mpz_urandomm(c, gt_rand, kk->n);

@@ -11,14 +11,16 @@
  * one host thread, switched round-robin at every shuffle and ballot, so each
  * lane sees what the warp would give it; a shuffle that names a lane outside
  * the group fails the test, and the lanes must pass the same number of
- * synchronisations. The factor stage before the blinding (A = r^e mod n) and
- * the CRT kernel between the stages are GMP's.
+ * synchronisations. The factor stage before the blinding (A R mod n, for
+ * A = r^e mod n and R = 2^BITS) and the CRT kernel between the stages are
+ * GMP's.
  *
- * Checked: c_b == c A mod n and BLINDED for random and edge c (0, 1, n - 1)
+ * Checked: c_b == c A mod n, rinv R mod n left over rinv, and BLINDED for
+ * random and edge c (0, 1, n - 1)
  * and r (1, n - 1) under keys of e = 65537 and e = 3 mixed in a warp, and for
  * an A that is not r^e (the blinding stage multiplies by the A it is given;
  * the check stage refuses what follows: test_gpu_coop.c); BADINPUT, a zero
- * c_b, and after unblinding still BADINPUT and a zero result for c >= n,
+ * c_b and a zero rinv R, and after unblinding still BADINPUT and a zero result for c >= n,
  * r >= n, rinv >= n, r rinv != 1 and r = 0; unblinding of m = c_b^d gives
  * c^d mod n and UNBLINDED; the test hook that adds n to a result (right
  * modulo n, not below it) and a status word that was not BLINDED give a
@@ -132,7 +134,7 @@ static void emu_run_group(const gpursa_nst_args *a, void (*fn)(const gpursa_nst_
 /* ---- batches ---------------------------------------------------------------------------- */
 
 static int32_t hook_skip = -1, hook_corrupt = -1;
-static const uint32_t *batch_re;        /* the factor stage's A of the batch run */
+static const uint32_t *batch_re;        /* the factor stage's A R of the batch run */
 
 /* Run the batch through a stage as the launch would: whole warps, so up to a
  * warp's worth of groups past the last item run too. */
@@ -216,9 +218,10 @@ static void mark_public(const gt_batch *b)
 static void run_batch(item_spec *sp, int count, int extra, uint32_t first_group, uint32_t groups)
 {
     gt_batch b;
-    mpz_t t, want, got;
+    mpz_t t, want, got, rad, rad_inv;
     const int32_t canary = 0x5a5a5a5a;
-    mpz_inits(t, want, got, NULL);
+    mpz_inits(t, want, got, rad, rad_inv, NULL);
+    mpz_setbit(rad, BITS);                               /* R, the stages' radix */
     gt_batch_init(&b, count, (uint32_t)(count + extra), NL);
     uint32_t *re = calloc((size_t)NL * b.stride, 4);
     ck_assert_ptr_nonnull(re);
@@ -228,11 +231,13 @@ static void run_batch(item_spec *sp, int count, int extra, uint32_t first_group,
         gt_soa_set(b.in, &b, i, sp[i].c);
         gt_soa_set(b.r, &b, i, sp[i].r);
         gt_soa_set(b.rinv, &b, i, sp[i].rinv);
-        mpz_powm(t, sp[i].r, k->e, k->n);                /* the factor stage's A */
+        mpz_powm(t, sp[i].r, k->e, k->n);                /* A = r^e */
         if (sp[i].kind == WRONG_A) {
             mpz_add_ui(t, t, 1);
             mpz_mod(t, t, k->n);
         }
+        mpz_mul(t, t, rad);                              /* the factor stage's A R */
+        mpz_mod(t, t, k->n);
         gt_soa_set(re, &b, i, t);
     }
     batch_re = re;
@@ -241,8 +246,10 @@ static void run_batch(item_spec *sp, int count, int extra, uint32_t first_group,
 
     if (hook_skip >= 0 && hook_skip < count) {           /* sentinels: no stage stores them */
         b.status[hook_skip] = canary;
-        for (int j = 0; j < NL; j++)
+        for (int j = 0; j < NL; j++) {
             b.out[(size_t)j * b.stride + (uint32_t)hook_skip] = 0xa5a5a5a5u;
+            b.rinv[(size_t)j * b.stride + (uint32_t)hook_skip] = 0xa5a5a5a5u;
+        }
     }
 
     /* blind */
@@ -255,9 +262,12 @@ static void run_batch(item_spec *sp, int count, int extra, uint32_t first_group,
         int bad = sp[i].kind == BAD_INPUT;
         if (i == hook_skip) {
             ck_assert_msg(b.status[i] == canary, "blind, skipped item %d: status written", i);
-            for (int j = 0; j < NL; j++)
+            for (int j = 0; j < NL; j++) {
                 ck_assert_msg(b.out[(size_t)j * b.stride + (uint32_t)i] == 0xa5a5a5a5u,
                               "blind, skipped item %d: output written", i);
+                ck_assert_msg(b.rinv[(size_t)j * b.stride + (uint32_t)i] == 0xa5a5a5a5u,
+                              "blind, skipped item %d: rinv written", i);
+            }
             continue;
         }
         gt_soa_get(got, b.out, &b, i);
@@ -265,13 +275,21 @@ static void run_batch(item_spec *sp, int count, int extra, uint32_t first_group,
                       "blind, item %d: status %#x", i, (unsigned)b.status[i]);
         if (bad) {
             ck_assert_msg(mpz_sgn(got) == 0, "blind, item %d: bad input with a nonzero output", i);
+            gt_soa_get(got, b.rinv, &b, i);
+            ck_assert_msg(mpz_sgn(got) == 0, "blind, item %d: bad input with a nonzero rinv R", i);
             mpz_powm(t, sp[i].c, k->d, k->n);           /* what a CRT kernel would give */
         } else {
-            gt_soa_get(want, re, &b, i);                /* A */
+            ck_assert(mpz_invert(rad_inv, rad, k->n));
+            gt_soa_get(want, re, &b, i);                /* A R */
+            mpz_mul(want, want, rad_inv);               /* A */
             mpz_mul(want, want, sp[i].c);
             mpz_mod(want, want, k->n);
             ck_assert_msg(mpz_cmp(got, want) == 0, "blind, item %d: c_b wrong", i);
             mpz_powm(t, got, k->d, k->n);               /* the CRT kernel: c_b^d mod n */
+            gt_soa_get(got, b.rinv, &b, i);
+            mpz_mul(want, sp[i].rinv, rad);
+            mpz_mod(want, want, k->n);
+            ck_assert_msg(mpz_cmp(got, want) == 0, "blind, item %d: rinv R wrong", i);
         }
         gt_soa_set(b.out, &b, i, t);
         if (sp[i].kind == NOT_BLINDED)                   /* preset, as if blind never ran */
@@ -306,7 +324,9 @@ static void run_batch(item_spec *sp, int count, int extra, uint32_t first_group,
         }
         if ((sp[i].kind == GOOD || sp[i].kind == WRONG_A) && i != hook_corrupt) {
             /* m rinv mod n: c^d, or with a wrong A what the check must refuse */
+            ck_assert(mpz_invert(rad_inv, rad, k->n));
             gt_soa_get(want, re, &b, i);
+            mpz_mul(want, want, rad_inv);
             mpz_mul(want, want, sp[i].c);
             mpz_powm(want, want, k->d, k->n);
             mpz_mul(want, want, sp[i].rinv);
@@ -329,7 +349,7 @@ static void run_batch(item_spec *sp, int count, int extra, uint32_t first_group,
     gt_batch_free(&b);
     free(re);
     batch_re = NULL;
-    mpz_clears(t, want, got, NULL);
+    mpz_clears(t, want, got, rad, rad_inv, NULL);
 }
 
 static item_spec *specs_new(int count)
