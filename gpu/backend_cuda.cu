@@ -61,18 +61,14 @@ struct gpursa_gpu_batch {
     uint32_t counted;                        /* items this batch adds to dev->inflight */
     cudaStream_t stream;
     cudaEvent_t ev_start, ev_in, ev_kernel, ev_done;
-    /* pinned host staging: [in | r | rinv] bytes, then key pointers; out bytes, status
-     * words (GPURSA_DEV_ST_*) */
-    unsigned char *h_in;                     /* 3 * nbytes * max_items */
-    const void **h_keys;
-    unsigned char *h_out;                    /* 2 * nbytes * max_items: out, then the input echo */
-    int32_t *h_status;
-    /* device: the byte staging (reused for out bytes), limb arrays, keys, status */
-    unsigned char *d_bytes;
+    /* pinned host staging (key pointers and byte strings in; out bytes, input
+     * echo and status words home) and the device buffer between them, laid out
+     * per batch as gpursa_cuda_layout says; sized for stride items */
+    unsigned char *h_in;                     /* in_len */
+    unsigned char *h_out;                    /* home_len */
+    unsigned char *d_bytes;                  /* dev_len */
     uint32_t *d_limbs;                       /* in, r, rinv, out: 4 arrays of words*stride;
                                               * the blinding stage overwrites r with c r^e */
-    const void **d_keys;
-    int32_t *d_status;
     gpursa_gpu_item *items;                  /* the submitted batch, until wait */
     size_t count;
     int submitted;                           /* 1 between submit and wait */
@@ -502,6 +498,47 @@ static size_t gpursa_cuda_words(const gpursa_gpu_batch *b)
     return b->nbytes / 4;
 }
 
+/* Where a batch of n items of nb bytes a string lies in h_in, d_bytes and
+ * h_out (byte offsets). h_in and d_bytes share their layout, so that one copy
+ * takes the key pointers and the strings in:
+ *   [0, keys)                   the n key pointers (device addresses)
+ *   [keys, status)              the strings: item i's in, r and rinv side by
+ *                               side (pitch 3 nb) from keys + 3 nb i
+ *   [status, status + 4 n)      d_bytes only: the status words (GPURSA_DEV_ST_*),
+ *                               outside the strings: the launch that presets
+ *                               them reads the strings
+ * The unpack writes the out bytes and the input echo over the last 2 nb n
+ * bytes of the strings (consumed by the pack before it), ending where the
+ * status words begin, so that one copy of [home, status + 4 n) brings all three
+ * to h_out: [0, nb n) out bytes, [nb n, 2 nb n) echo, [2 nb n, 2 nb n + 4 n)
+ * status words. nb is a multiple of 4 and the key pointers start the buffers,
+ * so every offset is aligned for what lies there. The secrets are the strings
+ * (in d_bytes also the results and echo written over them) and h_out's first
+ * 2 nb n bytes; the key pointers and status words are not. */
+typedef struct {
+    size_t keys;                             /* the strings' offset, after the key pointers */
+    size_t status;                           /* the status words' offset, after the strings */
+    size_t home;                             /* the out bytes' offset in d_bytes */
+    size_t home_status;                      /* the status words' offset in h_out */
+    size_t in_len;                           /* h_in: bytes copied in (key pointers, strings) */
+    size_t dev_len;                          /* d_bytes: in_len and the status words */
+    size_t home_len;                         /* h_out: bytes copied out (out, echo, status) */
+} gpursa_cuda_layout;
+
+static gpursa_cuda_layout gpursa_cuda_layout_of(size_t nb, size_t n)
+{
+    gpursa_cuda_layout l;
+
+    l.keys = sizeof(void *) * n;
+    l.status = l.keys + 3 * nb * n;
+    l.home = l.status - 2 * nb * n;
+    l.home_status = 2 * nb * n;
+    l.in_len = l.status;
+    l.dev_len = l.status + sizeof(int32_t) * n;
+    l.home_len = l.home_status + sizeof(int32_t) * n;
+    return l;
+}
+
 /* A condition variable that times out on the monotonic clock */
 static int gpursa_cond_init_monotonic(pthread_cond_t *cv)
 {
@@ -607,7 +644,7 @@ static void gpursa_cuda_batch_free(gpursa_gpu_batch *b)
      * host staging first. */
     if (pending) {
         if (b->h_in != NULL)
-            memset(b->h_in, 0, 3 * b->nbytes * b->stride);
+            memset(b->h_in, 0, gpursa_cuda_layout_of(b->nbytes, b->stride).in_len);
         return;
     }
     __atomic_fetch_sub(&b->dev->inflight[gpursa_size_index(b->bits)], b->counted, __ATOMIC_RELAXED);
@@ -615,24 +652,21 @@ static void gpursa_cuda_batch_free(gpursa_gpu_batch *b)
         if (b->stream != NULL)
             (void)cudaStreamSynchronize(b->stream);
         /* The staging held blinded inputs and results: wipe before giving it back. */
+        gpursa_cuda_layout cap = gpursa_cuda_layout_of(b->nbytes, b->stride);
         if (b->h_in != NULL)
-            memset(b->h_in, 0, 3 * b->nbytes * b->stride);
+            memset(b->h_in, 0, cap.in_len);
         if (b->h_out != NULL)
-            memset(b->h_out, 0, 2 * b->nbytes * b->stride);
+            memset(b->h_out, 0, cap.home_len);
         if (b->d_bytes != NULL)
-            (void)cudaMemset(b->d_bytes, 0, 3 * b->nbytes * b->stride);
+            (void)cudaMemset(b->d_bytes, 0, cap.dev_len);
         if (b->d_limbs != NULL)
             (void)cudaMemset(b->d_limbs, 0, 4 * b->nbytes * b->stride);
         (void)cudaDeviceSynchronize();
     }
     if (b->h_in != NULL) (void)cudaFreeHost(b->h_in);
-    if (b->h_keys != NULL) (void)cudaFreeHost((void *)b->h_keys);
     if (b->h_out != NULL) (void)cudaFreeHost(b->h_out);
-    if (b->h_status != NULL) (void)cudaFreeHost(b->h_status);
     if (b->d_bytes != NULL) (void)cudaFree(b->d_bytes);
     if (b->d_limbs != NULL) (void)cudaFree(b->d_limbs);
-    if (b->d_keys != NULL) (void)cudaFree((void *)b->d_keys);
-    if (b->d_status != NULL) (void)cudaFree(b->d_status);
     if (b->ev_start != NULL) (void)cudaEventDestroy(b->ev_start);
     if (b->ev_in != NULL) (void)cudaEventDestroy(b->ev_in);
     if (b->ev_kernel != NULL) (void)cudaEventDestroy(b->ev_kernel);
@@ -649,6 +683,7 @@ static int gpursa_cuda_batch_new(gpursa_gpu_device *dev, int modulus_bits, size_
                                  gpursa_gpu_batch **out)
 {
     gpursa_gpu_batch *b;
+    gpursa_cuda_layout cap;
     size_t nb;
     int rc;
 
@@ -681,6 +716,7 @@ static int gpursa_cuda_batch_new(gpursa_gpu_device *dev, int modulus_bits, size_
     /* Round the SoA stride up to 32 items so every limb row starts aligned. */
     max_items = (max_items + 31) & ~(size_t)31;
     b->stride = max_items;
+    cap = gpursa_cuda_layout_of(nb, max_items);
 #define GPURSA_TRY(call, what) \
     do { if ((rc = gpursa_cuda_rc(dev, (call), (what))) != GPURSA_GPU_OK) goto err; } while (0)
     GPURSA_TRY(cudaStreamCreateWithFlags(&b->stream, cudaStreamNonBlocking), GPURSA_GPU_ERR_NOMEM);
@@ -690,14 +726,11 @@ static int gpursa_cuda_batch_new(gpursa_gpu_device *dev, int modulus_bits, size_
     /* The waiter sleeps on the last event instead of spinning a core that
      * the application (or the CPU fallback) needs. */
     GPURSA_TRY(cudaEventCreateWithFlags(&b->ev_done, cudaEventBlockingSync), GPURSA_GPU_ERR_NOMEM);
-    GPURSA_TRY(cudaHostAlloc((void **)&b->h_in, 3 * nb * max_items, cudaHostAllocDefault), GPURSA_GPU_ERR_NOMEM);
-    GPURSA_TRY(cudaHostAlloc((void **)&b->h_keys, sizeof(void *) * max_items, cudaHostAllocDefault), GPURSA_GPU_ERR_NOMEM);
-    GPURSA_TRY(cudaHostAlloc((void **)&b->h_out, 2 * nb * max_items, cudaHostAllocDefault), GPURSA_GPU_ERR_NOMEM);
-    GPURSA_TRY(cudaHostAlloc((void **)&b->h_status, sizeof(int32_t) * max_items, cudaHostAllocDefault), GPURSA_GPU_ERR_NOMEM);
-    GPURSA_TRY(cudaMalloc((void **)&b->d_bytes, 3 * nb * max_items), GPURSA_GPU_ERR_NOMEM);
+    /* sized for stride items: a batch of n <= stride fits in the first bytes of each */
+    GPURSA_TRY(cudaHostAlloc((void **)&b->h_in, cap.in_len, cudaHostAllocDefault), GPURSA_GPU_ERR_NOMEM);
+    GPURSA_TRY(cudaHostAlloc((void **)&b->h_out, cap.home_len, cudaHostAllocDefault), GPURSA_GPU_ERR_NOMEM);
+    GPURSA_TRY(cudaMalloc((void **)&b->d_bytes, cap.dev_len), GPURSA_GPU_ERR_NOMEM);
     GPURSA_TRY(cudaMalloc((void **)&b->d_limbs, 4 * nb * max_items), GPURSA_GPU_ERR_NOMEM);
-    GPURSA_TRY(cudaMalloc((void **)&b->d_keys, sizeof(void *) * max_items), GPURSA_GPU_ERR_NOMEM);
-    GPURSA_TRY(cudaMalloc((void **)&b->d_status, sizeof(int32_t) * max_items), GPURSA_GPU_ERR_NOMEM);
 #undef GPURSA_TRY
     *out = b;
     return GPURSA_GPU_OK;
@@ -710,8 +743,11 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
 {
     gpursa_gpu_device *dev;
     gpursa_cuda_args a;
+    gpursa_cuda_layout lay;
     size_t i, nb, stride, words;
     uint32_t *d_in, *d_r, *d_rinv, *d_out;
+    const void **h_keys;
+    int32_t *d_status;
     cudaError_t e = cudaSuccess;
     int rc;
 
@@ -719,6 +755,7 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
         return GPURSA_GPU_ERR_INVALID;
     dev = b->dev;
     nb = b->nbytes;
+    lay = gpursa_cuda_layout_of(nb, n);
     /* Check every item before touching anything: a bad one fails the call. */
     for (i = 0; i < n; i++) {
         const gpursa_gpu_key *k = items[i].key;
@@ -732,13 +769,15 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
     if ((rc = gpursa_cuda_enter(dev)) != GPURSA_GPU_OK)
         return rc;
 
-    /* Stage: three byte strings per item as the caller gave them. */
+    /* Stage: the key pointers, then three byte strings per item as the
+     * caller gave them (gpursa_cuda_layout). */
+    h_keys = (const void **)b->h_in;
     for (i = 0; i < n; i++) {
-        unsigned char *s = b->h_in + 3 * nb * i;
+        unsigned char *s = b->h_in + lay.keys + 3 * nb * i;
         memcpy(s, items[i].in, nb);
         memcpy(s + nb, items[i].r, nb);
         memcpy(s + 2 * nb, items[i].rinv, nb);
-        b->h_keys[i] = items[i].key->dkey;
+        h_keys[i] = items[i].key->dkey;
     }
     stride = b->stride;
     words = gpursa_cuda_words(b);
@@ -746,13 +785,14 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
     d_r = d_in + words * stride;
     d_rinv = d_r + words * stride;
     d_out = d_rinv + words * stride;
+    d_status = (int32_t *)(b->d_bytes + lay.status);
 
+    /* Each stream operation costs the host about the same, whatever it
+     * moves or computes, and a batch of a few items pays it for every one:
+     * one copy each way, one launch for each stage. */
     e = cudaEventRecord(b->ev_start, b->stream);
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync(b->d_bytes, b->h_in, 3 * nb * n, cudaMemcpyHostToDevice, b->stream);
-    if (e == cudaSuccess)
-        e = cudaMemcpyAsync((void *)b->d_keys, (const void *)b->h_keys, sizeof(void *) * n,
-                            cudaMemcpyHostToDevice, b->stream);
+        e = cudaMemcpyAsync(b->d_bytes, b->h_in, lay.in_len, cudaMemcpyHostToDevice, b->stream);
     if (e == cudaSuccess)
         e = cudaEventRecord(b->ev_in, b->stream);
     if (e != cudaSuccess) {
@@ -760,25 +800,20 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
         goto fail;
     }
     /* An item's three strings sit side by side (pitch 3*nb): each gets its
-     * own limb array. */
-    e = gpursa_cuda_pack(b->d_bytes, 3 * nb, d_in, (uint32_t)nb, (uint32_t)n, (uint32_t)stride, b->stream);
-    if (e == cudaSuccess)
-        e = gpursa_cuda_pack(b->d_bytes + nb, 3 * nb, d_r, (uint32_t)nb, (uint32_t)n, (uint32_t)stride, b->stream);
-    if (e == cudaSuccess)
-        e = gpursa_cuda_pack(b->d_bytes + 2 * nb, 3 * nb, d_rinv, (uint32_t)nb, (uint32_t)n, (uint32_t)stride, b->stream);
-    /* Every status word starts as a fault, on every launch: only the
-     * check stage writes OK, so an item that no kernel finished (or a
-     * word left from an earlier batch) never reads as OK. */
-    if (e == cudaSuccess)
-        e = cudaMemsetAsync(b->d_status, GPURSA_DEV_ST_PRESET_BYTE, sizeof(int32_t) * n, b->stream);
+     * own limb array, in, r and rinv being consecutive. The same launch
+     * presets every status word to a fault, on every launch: only the check
+     * stage writes OK, so an item that no kernel finished (or a word left
+     * from an earlier batch) never reads as OK. */
+    e = gpursa_cuda_pack(b->d_bytes + lay.keys, 3 * nb, 3, d_in, (uint32_t)nb, (uint32_t)n,
+                         (uint32_t)stride, d_status, b->stream);
     if (e == cudaSuccess) {
-        a.keys = b->d_keys;
+        a.keys = (const void *const *)b->d_bytes;
         a.in = d_in;
         a.r = d_r;
         a.rinv = d_rinv;
         a.re = NULL;
         a.out = d_out;
-        a.status = b->d_status;
+        a.status = d_status;
         a.count = (uint32_t)n;
         a.stride = (uint32_t)stride;
         int si = gpursa_size_index(b->bits);
@@ -815,25 +850,24 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
         if (e == cudaSuccess)
             e = gpursa_cuda_check(b->bits, &a, b->stream);
     }
-    if (e == cudaSuccess)
-        e = gpursa_cuda_unpack(d_out, b->d_bytes, nb, (uint32_t)nb, (uint32_t)n, (uint32_t)stride, b->stream);
-    /* Echo the input the check stage checked the result against: its
-     * check (out^e == in mod n) cannot see an input corrupted on its way in
-     * (copy, device memory), so batch_wait compares the echo with the
-     * caller's. */
-    if (e == cudaSuccess)
-        e = gpursa_cuda_unpack(d_in, b->d_bytes + nb * n, nb, (uint32_t)nb, (uint32_t)n,
+    /* The results, then an echo of the input the check stage checked them
+     * against: its check (out^e == in mod n) cannot see an input corrupted
+     * on its way in (copy, device memory), so batch_wait compares the echo
+     * with the caller's. Both end where the status words begin. */
+    if (e == cudaSuccess) {
+        const uint32_t *home[2] = {d_out, d_in};
+        e = gpursa_cuda_unpack(home, 2, b->d_bytes + lay.home, nb, (uint32_t)nb, (uint32_t)n,
                                (uint32_t)stride, b->stream);
+    }
     if (e == cudaSuccess)
         e = cudaEventRecord(b->ev_kernel, b->stream);
     if (e != cudaSuccess) {
         rc = gpursa_cuda_rc(dev, e, GPURSA_GPU_ERR_LAUNCH);
         goto fail;
     }
-    e = cudaMemcpyAsync(b->h_out, b->d_bytes, 2 * nb * n, cudaMemcpyDeviceToHost, b->stream);
-    if (e == cudaSuccess)
-        e = cudaMemcpyAsync(b->h_status, b->d_status, sizeof(int32_t) * n, cudaMemcpyDeviceToHost,
-                            b->stream);
+    /* results, echo and status words in one copy */
+    e = cudaMemcpyAsync(b->h_out, b->d_bytes + lay.home, lay.home_len, cudaMemcpyDeviceToHost,
+                        b->stream);
     if (e == cudaSuccess)
         e = cudaEventRecord(b->ev_done, b->stream);
     if (e == cudaSuccess) {
@@ -854,10 +888,11 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
     }
     /* Wipe the device copies of blinded inputs, blinding factors and results
      * once the results are home; ordered after the copy-out on this stream,
-     * so the next batch on it starts after the wipe. */
-    (void)cudaMemsetAsync(b->d_bytes, 0, 3 * nb * n, b->stream);
-    (void)cudaMemset2DAsync(b->d_limbs, stride * sizeof(uint32_t), 0, n * sizeof(uint32_t),
-                            4 * words, b->stream);        /* the n used columns of every limb row */
+     * so the next batch on it starts after the wipe. One launch: the strings
+     * (the results and echo were written over them) and the n used columns
+     * of every limb row of in, r, rinv and out. */
+    (void)gpursa_cuda_wipe(b->d_bytes + lay.keys, 3 * nb * n, b->d_limbs, (uint32_t)(4 * words),
+                           (uint32_t)n, (uint32_t)stride, b->stream);
     b->counted = (uint32_t)n;
     __atomic_fetch_add(&dev->inflight[gpursa_size_index(b->bits)], b->counted, __ATOMIC_RELAXED);
     b->items = items;
@@ -868,7 +903,7 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
     return GPURSA_GPU_OK;
 fail:
     (void)cudaStreamSynchronize(b->stream);
-    memset(b->h_in, 0, 3 * nb * n);
+    memset(b->h_in + lay.keys, 0, 3 * nb * n);
     return rc;
 }
 
@@ -912,6 +947,8 @@ static int gpursa_cuda_same_bytes(const unsigned char *a, const unsigned char *b
 
 static int gpursa_cuda_batch_wait(gpursa_gpu_batch *b)
 {
+    gpursa_cuda_layout lay;
+    const int32_t *h_status;
     size_t i, nb, n;
     cudaError_t e;
     int rc;
@@ -920,12 +957,14 @@ static int gpursa_cuda_batch_wait(gpursa_gpu_batch *b)
         return GPURSA_GPU_ERR_INVALID;
     nb = b->nbytes;
     n = b->count;
+    lay = gpursa_cuda_layout_of(nb, n);
+    h_status = (const int32_t *)(b->h_out + lay.home_status);
     rc = gpursa_cuda_enter(b->dev);
     if (rc == GPURSA_GPU_OK) {
-        /* A kernel fault surfaces here. The device wipes queued after the
-         * copy-out are not waited for: the next use of this batch's device
-         * buffers is ordered after them on its stream, the host staging is
-         * not theirs, and on a busy device a wipe kernel waits for other
+        /* A kernel fault surfaces here. The device wipe queued after the
+         * copy-out is not waited for: the next use of this batch's device
+         * buffers is ordered after it on its stream, the host staging is
+         * not its, and on a busy device a wipe kernel waits for other
          * streams' blocks to be dispatched first, which would hold back
          * results that are already home. */
         e = gpursa_cuda_wait_home(b);
@@ -936,7 +975,7 @@ static int gpursa_cuda_batch_wait(gpursa_gpu_batch *b)
     if (rc == GPURSA_GPU_OK) {
         for (i = 0; i < n; i++) {
             gpursa_gpu_item *it = &b->items[i];
-            it->status = gpursa_cuda_item_status((uint32_t)b->h_status[i],
+            it->status = gpursa_cuda_item_status((uint32_t)h_status[i],
                                                  gpursa_cuda_same_bytes(b->h_out + nb * (n + i), it->in, nb));
             if (it->status == GPURSA_ITEM_OK)
                 memcpy(it->out, b->h_out + nb * i, nb);
@@ -953,9 +992,10 @@ static int gpursa_cuda_batch_wait(gpursa_gpu_batch *b)
         }
         b->t_in = b->t_kernel = b->t_out = 0.0;
     }
-    /* Staging held blinded inputs, blinding factors and results. */
-    memset(b->h_in, 0, 3 * nb * n);
-    memset(b->h_out, 0, 2 * nb * n);
+    /* Staging held blinded inputs, blinding factors and results (the key
+     * pointers and status words are no secret). */
+    memset(b->h_in + lay.keys, 0, 3 * nb * n);
+    memset(b->h_out, 0, lay.home_status);
     b->submitted = 0;
     b->done = 1;
     b->items = NULL;

@@ -10,7 +10,7 @@
  * The caller's big-endian byte strings travel as they are (one memcpy per
  * item on the host) and the pack/unpack kernels here turn them into limbs
  * and back on the GPU, where a transpose costs nothing next to an
- * exponentiation.
+ * exponentiation; one launch each per batch.
  */
 #ifndef GPURSA_CUDA_KERNELS_H
 #define GPURSA_CUDA_KERNELS_H
@@ -129,12 +129,30 @@ cudaError_t gpursa_cuda_launch_routed(int bits, const gpursa_cuda_args *a, cudaS
  * or cannot run here (an FP64 kernel's shared memory above 48 KB refused). */
 int gpursa_cuda_route_regs(gpursa_kernel k);
 
-/* Big-endian byte strings (count items of nbytes each, item i at
- * bytes[i * pitch]) to SoA limbs, and back. nbytes and pitch are multiples of 4. */
-cudaError_t gpursa_cuda_pack(const unsigned char *bytes, size_t pitch, uint32_t *limbs,
-                             uint32_t nbytes, uint32_t count, uint32_t stride, cudaStream_t s);
-cudaError_t gpursa_cuda_unpack(const uint32_t *limbs, unsigned char *bytes, size_t pitch,
-                               uint32_t nbytes, uint32_t count, uint32_t stride, cudaStream_t s);
+/* Big-endian byte strings to SoA limbs, one launch for a batch: count items,
+ * item i's nstr strings of nbytes each side by side from bytes[i * pitch]
+ * (nstr * nbytes <= pitch), string s to the limb array limbs + s * (nbytes / 4)
+ * * stride (the arrays consecutive, as in, r and rinv are). With status
+ * non-NULL the same launch presets status[0 .. count) to GPURSA_DEV_ST_PRESET,
+ * every word of them on every launch. nbytes and pitch are multiples of 4. */
+cudaError_t gpursa_cuda_pack(const unsigned char *bytes, size_t pitch, uint32_t nstr,
+                             uint32_t *limbs, uint32_t nbytes, uint32_t count, uint32_t stride,
+                             int32_t *status, cudaStream_t s);
+/* ... and back: nsrc (<= GPURSA_CUDA_UNPACK_MAX) limb arrays, limbs[s] on the
+ * device (the host array limbs lists them), to nsrc consecutive regions of
+ * count strings, item i of array s at bytes[(s * count + i) * pitch]. */
+#define GPURSA_CUDA_UNPACK_MAX 4
+typedef struct {
+    const uint32_t *limbs[GPURSA_CUDA_UNPACK_MAX];
+} gpursa_cuda_limb_arrays;
+cudaError_t gpursa_cuda_unpack(const uint32_t *const *limbs, uint32_t nsrc, unsigned char *bytes,
+                               size_t pitch, uint32_t nbytes, uint32_t count, uint32_t stride,
+                               cudaStream_t s);
+/* Zeros len bytes from bytes (len and the address multiples of 4) and the
+ * first count columns of rows limb rows from limbs (row k at limbs + k *
+ * stride), in one launch: a batch's wipe of its device buffers. */
+cudaError_t gpursa_cuda_wipe(unsigned char *bytes, size_t len, uint32_t *limbs, uint32_t rows,
+                             uint32_t count, uint32_t stride, cudaStream_t s);
 
 /* Registers per thread of a kernel; 0 when that size/variant is not built
  * for this device (the backend refuses it then). */

@@ -11,10 +11,11 @@
 #include "gpu/gpursa_gpu.h"
 
 /* Device status words (the status array of a launch). The backend presets every
- * item's word to GPURSA_DEV_ST_PRESET (cudaMemsetAsync of the byte 0xFA) before each
- * batch; only the check stage writes GPURSA_DEV_ST_OK, and only for an item whose
- * result it checked. OK is a value that zeroed memory cannot hold and that the preset
- * overwrites in stale memory, so an item that no kernel wrote reads as a fault. */
+ * item's word to GPURSA_DEV_ST_PRESET (the byte 0xFA in each byte, written by the
+ * launch that packs the batch's inputs) before each batch; only the check stage
+ * writes GPURSA_DEV_ST_OK, and only for an item whose result it checked. OK is a
+ * value that zeroed memory cannot hold and that the preset overwrites in stale
+ * memory, so an item that no kernel wrote reads as a fault. */
 #define GPURSA_DEV_ST_PRESET_BYTE 0xFA
 #define GPURSA_DEV_ST_PRESET   0xFAFAFAFAu
 #define GPURSA_DEV_ST_BLINDED  0x424C4E44u  /* the blinding stage took the item */

@@ -860,8 +860,8 @@ END_TEST
 
 /* The CUDA backend's status words fail closed: OK only for the word the
  * check stage writes, and only with the echo equal to the caller's
- * input; BADINPUT as the blinding stage writes it; the preset (what the
- * backend's byte memset gives), zeroed memory, the blinding stage's word,
+ * input; BADINPUT as the blinding stage writes it; the preset (its byte
+ * in every byte, as the pack kernel writes it), zeroed memory, the blinding stage's word,
  * the item statuses' own values and random words: FAULT. */
 START_TEST(test_cuda_status_word_fails_closed)
 {
