@@ -6,64 +6,80 @@
  * The host copies each caller's string once into pinned staging; turning
  * them into little-endian 32-bit limbs laid out limb-major (limb j of item i
  * at limbs[j * stride + i]) happens here, on the GPU, so that the
- * exponentiation kernels' loads and stores coalesce across a warp. One thread
- * per (item, string, limb); consecutive threads take consecutive limbs of one
- * string, then the item's next string, so the byte-string side is read (or
- * written) contiguously. Each kernel serves a whole batch in one launch: a
- * launch is host time that a small batch pays for every stage.
+ * exponentiation kernels' loads and stores coalesce across a warp. A block
+ * moves a tile of GPURSA_PACK_TILE items of one string through shared
+ * memory, so that both sides coalesce: the byte strings are read (or
+ * written) a string after another, each contiguous, and the limb arrays are
+ * written (or read) limb row by limb row, GPURSA_PACK_TILE consecutive
+ * items a row. (One thread a limb straight through would write each limb
+ * row 4 bytes at a time, a whole memory sector per word.) Each kernel serves
+ * a whole batch in one launch: a launch is host time that a small batch
+ * pays for every stage.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include "gpu/gpursa_cuda_kernels.h"
 
-/* nstr strings per item, side by side from bytes + item * pitch; string s
- * to the limb array limbs + s * words * stride. Thread (item, string 0,
- * limb 0) also presets the item's status word, when status is given. */
-static __global__ void gpursa_pack_kernel(const unsigned char *__restrict__ bytes, size_t pitch,
-                                          uint32_t nstr, uint32_t *__restrict__ limbs,
-                                          uint32_t words, uint32_t count, uint32_t stride,
-                                          int32_t *__restrict__ status)
-{
-    uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    uint64_t q;
-    uint32_t item, str, j;
-    uint32_t w;
-    const unsigned char *src;
+#define GPURSA_PACK_TILE 32          /* items a block: a warp's width of a limb row */
+#define GPURSA_PACK_THREADS 256
+#define GPURSA_PACK_MAX_WORDS 128    /* the limbs of RSA-4096, the largest size */
 
-    if (t >= (uint64_t)count * nstr * words)
-        return;
-    q = t / words;                            /* the string: item * nstr + str */
-    j = (uint32_t)(t % words);
-    item = (uint32_t)(q / nstr);
-    str = (uint32_t)(q % nstr);
-    /* Limb j (least significant first) is the word that ends 4*j bytes
-     * before the end of the big-endian string. */
-    src = bytes + (size_t)item * pitch + (size_t)str * 4 * words + 4 * (size_t)(words - 1 - j);
-    w = *(const uint32_t *)src;               /* pitch and nbytes are multiples of 4 */
-    limbs[((size_t)str * words + j) * stride + item] = __byte_perm(w, 0, 0x0123);
-    if (status != NULL && str == 0 && j == 0)
-        status[item] = (int32_t)GPURSA_DEV_ST_PRESET;
+/* A tile: limb j of the block's item i at tile[i][j]; rows padded by one
+ * word, so that a warp reading one limb of 32 items hits 32 banks. */
+typedef uint32_t gpursa_pack_tile_t[GPURSA_PACK_TILE][GPURSA_PACK_MAX_WORDS + 1];
+
+/* Block (x, s): items x * TILE .. of string s; nstr strings per item, side by
+ * side from bytes + item * pitch; string s to the limb array limbs + s *
+ * words * stride. The blocks of string 0 also preset their items' status
+ * words, when status is given. */
+static __global__ void __launch_bounds__(GPURSA_PACK_THREADS)
+gpursa_pack_kernel(const unsigned char *__restrict__ bytes, size_t pitch, uint32_t *__restrict__ limbs,
+                   uint32_t words, uint32_t count, uint32_t stride, int32_t *__restrict__ status)
+{
+    __shared__ gpursa_pack_tile_t tile;
+    const uint32_t item0 = blockIdx.x * GPURSA_PACK_TILE, str = blockIdx.y;
+    const uint32_t n = count - item0 < GPURSA_PACK_TILE ? count - item0 : GPURSA_PACK_TILE;
+    const unsigned char *base = bytes + (size_t)item0 * pitch + (size_t)str * 4 * words;
+
+    /* Word w of a big-endian string (from its start) is limb words - 1 - w,
+     * its bytes reversed. pitch and nbytes are multiples of 4. */
+    for (uint32_t t = threadIdx.x; t < n * words; t += GPURSA_PACK_THREADS) {
+        const uint32_t i = t / words, w = t % words;
+        const uint32_t v = *(const uint32_t *)(base + (size_t)i * pitch + 4 * (size_t)w);
+        tile[i][words - 1 - w] = __byte_perm(v, 0, 0x0123);
+    }
+    __syncthreads();
+    for (uint32_t t = threadIdx.x; t < GPURSA_PACK_TILE * words; t += GPURSA_PACK_THREADS) {
+        const uint32_t i = t % GPURSA_PACK_TILE, j = t / GPURSA_PACK_TILE;
+        if (i < n)
+            limbs[((size_t)str * words + j) * stride + item0 + i] = tile[i][j];
+    }
+    if (status != NULL && str == 0 && threadIdx.x < n)
+        status[item0 + threadIdx.x] = (int32_t)GPURSA_DEV_ST_PRESET;
 }
 
-/* nsrc limb arrays (src.limbs[s]) to nsrc consecutive regions of count
- * strings each: item i of array s at bytes + (s * count + i) * pitch. */
-static __global__ void gpursa_unpack_kernel(gpursa_cuda_limb_arrays src,
-                                            unsigned char *__restrict__ bytes, size_t pitch,
-                                            uint32_t nsrc, uint32_t words, uint32_t count,
-                                            uint32_t stride)
+/* Block (x, s): items x * TILE .. of limb array src.limbs[s], to the region
+ * of array s: item i of array s at bytes + (s * count + i) * pitch. */
+static __global__ void __launch_bounds__(GPURSA_PACK_THREADS)
+gpursa_unpack_kernel(gpursa_cuda_limb_arrays src, unsigned char *__restrict__ bytes, size_t pitch,
+                     uint32_t words, uint32_t count, uint32_t stride)
 {
-    uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    uint64_t q;
-    uint32_t s, item, j;
+    __shared__ gpursa_pack_tile_t tile;
+    const uint32_t item0 = blockIdx.x * GPURSA_PACK_TILE, s = blockIdx.y;
+    const uint32_t n = count - item0 < GPURSA_PACK_TILE ? count - item0 : GPURSA_PACK_TILE;
+    const uint32_t *limbs = src.limbs[s];
+    unsigned char *base = bytes + ((size_t)s * count + item0) * pitch;
 
-    if (t >= (uint64_t)nsrc * count * words)
-        return;
-    q = t / words;                            /* the string: s * count + item */
-    j = (uint32_t)(t % words);
-    s = (uint32_t)(q / count);
-    item = (uint32_t)(q % count);
-    *(uint32_t *)(bytes + (size_t)q * pitch + 4 * (size_t)(words - 1 - j)) =
-        __byte_perm(src.limbs[s][(size_t)j * stride + item], 0, 0x0123);
+    for (uint32_t t = threadIdx.x; t < GPURSA_PACK_TILE * words; t += GPURSA_PACK_THREADS) {
+        const uint32_t i = t % GPURSA_PACK_TILE, j = t / GPURSA_PACK_TILE;
+        if (i < n)
+            tile[i][j] = limbs[(size_t)j * stride + item0 + i];
+    }
+    __syncthreads();
+    for (uint32_t t = threadIdx.x; t < n * words; t += GPURSA_PACK_THREADS) {
+        const uint32_t i = t / words, w = t % words;
+        *(uint32_t *)(base + (size_t)i * pitch + 4 * (size_t)w) = __byte_perm(tile[i][words - 1 - w], 0, 0x0123);
+    }
 }
 
 /* Zeros nwords words from bytes, then the first count columns of rows limb
@@ -89,17 +105,23 @@ static unsigned gpursa_pack_blocks(uint64_t threads)
     return (unsigned)((threads + 255) / 256);
 }
 
+/* Tiles of GPURSA_PACK_TILE items along x, one string or limb array each along y */
+static dim3 gpursa_pack_grid(uint32_t count, uint32_t arrays)
+{
+    return dim3((count + GPURSA_PACK_TILE - 1) / GPURSA_PACK_TILE, arrays, 1);
+}
+
 cudaError_t gpursa_cuda_pack(const unsigned char *bytes, size_t pitch, uint32_t nstr,
                              uint32_t *limbs, uint32_t nbytes, uint32_t count, uint32_t stride,
                              int32_t *status, cudaStream_t s)
 {
-    if (nbytes == 0 || nbytes % 4 != 0 || pitch % 4 != 0 || nstr == 0
-        || (uint64_t)nstr * nbytes > pitch || count > stride)
+    if (nbytes == 0 || nbytes % 4 != 0 || nbytes / 4 > GPURSA_PACK_MAX_WORDS || pitch % 4 != 0
+        || nstr == 0 || nstr > 65535 || (uint64_t)nstr * nbytes > pitch || count > stride)
         return cudaErrorInvalidValue;
     if (count == 0)
         return cudaSuccess;
-    gpursa_pack_kernel<<<gpursa_pack_blocks((uint64_t)count * nstr * (nbytes / 4)), 256, 0, s>>>(
-        bytes, pitch, nstr, limbs, nbytes / 4, count, stride, status);
+    gpursa_pack_kernel<<<gpursa_pack_grid(count, nstr), GPURSA_PACK_THREADS, 0, s>>>(
+        bytes, pitch, limbs, nbytes / 4, count, stride, status);
     return cudaGetLastError();
 }
 
@@ -109,15 +131,15 @@ cudaError_t gpursa_cuda_unpack(const uint32_t *const *limbs, uint32_t nsrc, unsi
 {
     gpursa_cuda_limb_arrays src;
 
-    if (nbytes == 0 || nbytes % 4 != 0 || pitch % 4 != 0 || nbytes > pitch || count > stride
-        || nsrc == 0 || nsrc > GPURSA_CUDA_UNPACK_MAX)
+    if (nbytes == 0 || nbytes % 4 != 0 || nbytes / 4 > GPURSA_PACK_MAX_WORDS || pitch % 4 != 0
+        || nbytes > pitch || count > stride || nsrc == 0 || nsrc > GPURSA_CUDA_UNPACK_MAX)
         return cudaErrorInvalidValue;
     if (count == 0)
         return cudaSuccess;
     for (uint32_t i = 0; i < GPURSA_CUDA_UNPACK_MAX; i++)
         src.limbs[i] = i < nsrc ? limbs[i] : NULL;
-    gpursa_unpack_kernel<<<gpursa_pack_blocks((uint64_t)nsrc * count * (nbytes / 4)), 256, 0, s>>>(
-        src, bytes, pitch, nsrc, nbytes / 4, count, stride);
+    gpursa_unpack_kernel<<<gpursa_pack_grid(count, nsrc), GPURSA_PACK_THREADS, 0, s>>>(
+        src, bytes, pitch, nbytes / 4, count, stride);
     return cudaGetLastError();
 }
 
