@@ -134,7 +134,9 @@ int gpursa_cuda_route_regs(gpursa_kernel k);
  * (nstr * nbytes <= pitch), string s to the limb array limbs + s * (nbytes / 4)
  * * stride (the arrays consecutive, as in, r and rinv are). With status
  * non-NULL the same launch presets status[0 .. count) to GPURSA_DEV_ST_PRESET,
- * every word of them on every launch. nbytes and pitch are multiples of 4. */
+ * every word of them on every launch. nbytes and pitch are multiples of 4,
+ * nbytes at most 512 (RSA-4096: the shared-memory tile's width); else
+ * cudaErrorInvalidValue, as for unpack. */
 cudaError_t gpursa_cuda_pack(const unsigned char *bytes, size_t pitch, uint32_t nstr,
                              uint32_t *limbs, uint32_t nbytes, uint32_t count, uint32_t stride,
                              int32_t *status, cudaStream_t s);
