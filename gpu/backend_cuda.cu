@@ -68,7 +68,8 @@ struct gpursa_gpu_batch {
     unsigned char *h_out;                    /* home_len */
     unsigned char *d_bytes;                  /* dev_len */
     uint32_t *d_limbs;                       /* in, r, rinv, out: 4 arrays of words*stride;
-                                              * the blinding stage overwrites r with c r^e */
+                                              * the blinding stage overwrites r with c r^e
+                                              * and rinv with rinv R */
     gpursa_gpu_item *items;                  /* the submitted batch, until wait */
     size_t count;
     int submitted;                           /* 1 between submit and wait */
