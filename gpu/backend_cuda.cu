@@ -29,6 +29,18 @@
 
 #define GPURSA_CUDA_KEY_MAGIC 0x6b435552u   /* "RUCk": catches foreign handles */
 #define GPURSA_CUDA_MAX_ITEMS (1u << 24)     /* the kernels index items with 32 bits */
+/* Batch-size classes of the completion estimate (gpursa_cuda_class): one per
+ * count below 8, then four an octave up to GPURSA_CUDA_MAX_ITEMS */
+#define GPURSA_CUDA_CLASSES (8 + 4 * (24 - 2))
+
+/* What the batches of one key size and size class took on the device, from
+ * their first stream operation to ev_done, in ns (gpursa_cuda_est_note);
+ * mean 0: none yet. Read and written with relaxed atomics by every runner of
+ * the device, without a lock: a lost update only delays what it would teach. */
+typedef struct {
+    int64_t mean;                            /* falls fast, rises slowly: a low quantile */
+    int64_t dev;                             /* mean absolute deviation from mean */
+} gpursa_cuda_est;
 
 struct gpursa_gpu_device {
     int index;
@@ -42,6 +54,7 @@ struct gpursa_gpu_device {
     int lost;                                /* set by any sticky CUDA error (atomic) */
     int debug;                               /* cuda_debug: CUDA errors on stderr */
     char desc[256];
+    gpursa_cuda_est est[GPURSA_NSIZES][GPURSA_CUDA_CLASSES];  /* batch_wait's sleep */
 };
 
 struct gpursa_gpu_key {
@@ -76,13 +89,7 @@ struct gpursa_gpu_batch {
     int done;                                /* 1 after wait: poll answers finished */
     int failed;                              /* an error since submit: no item is OK */
     double t_kernel, t_in, t_out;
-    /* The wait for ev_done is bounded (gpursa_cuda_batch_wait): a host function
-     * queued after it on the stream sets home under mu and signals home_cv. */
-    pthread_mutex_t mu;
-    pthread_cond_t home_cv;
-    int sync_init;                           /* mu and home_cv made */
-    int home;                                /* under mu: the stream passed ev_done */
-    int fn_pending;                          /* under mu: the host function is queued */
+    int64_t t_submit;                        /* CLOCK_MONOTONIC ns before ev_start was queued */
 };
 
 /* ---- errors ----------------------------------------------------------------- */
@@ -540,116 +547,203 @@ static gpursa_cuda_layout gpursa_cuda_layout_of(size_t nb, size_t n)
     return l;
 }
 
-/* A condition variable that times out on the monotonic clock */
-static int gpursa_cond_init_monotonic(pthread_cond_t *cv)
-{
-    pthread_condattr_t ca;
-    int rc;
+/* ---- completion --------------------------------------------------------------- */
 
-    if (pthread_condattr_init(&ca) != 0)
-        return -1;
-    rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    if (rc == 0)
-        rc = pthread_cond_init(cv, &ca);
-    pthread_condattr_destroy(&ca);
-    return rc;
+/* The monotonic clock, in ns */
+static int64_t gpursa_cuda_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* The stream passed ev_done (a host function: no CUDA calls in it) */
-static void CUDART_CB gpursa_cuda_home(void *arg)
+/* Sleeps until t on the monotonic clock (ns); a signal may end it earlier. */
+static void gpursa_cuda_sleep_until(int64_t t)
 {
-    gpursa_gpu_batch *b = (gpursa_gpu_batch *)arg;
+    struct timespec ts;
 
-    pthread_mutex_lock(&b->mu);
-    b->home = 1;
-    b->fn_pending = 0;
-    pthread_cond_signal(&b->home_cv);
-    pthread_mutex_unlock(&b->mu);
+    ts.tv_sec = (time_t)(t / 1000000000);
+    ts.tv_nsec = (long)(t % 1000000000);
+    (void)clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 }
 
-/* Waits for ev_done, at most GPURSA_CUDA_STALL_S seconds plus a millisecond an
- * item. A stream stops for good when the process's MPS server ends with work
- * of it queued (CUDA then fails the process's later calls, error 806), and a
- * plain cudaEventSynchronize would wait on it forever, holding the batch's
- * requests and the device's reopen. Every 50 ms the event is queried, so an
- * error shows as soon as CUDA reports it (a host function does not run after
- * one). Past the bound the device is lost: its items are FAULT, recomputed
- * on the CPU by the queue, and the batch is abandoned (gpursa_cuda_batch_free). */
-#define GPURSA_CUDA_STALL_S 10
-static cudaError_t gpursa_cuda_wait_home(gpursa_gpu_batch *b)
+/* The size class of a batch of n items (1 <= n <= GPURSA_CUDA_MAX_ITEMS): n
+ * itself below 8, then four classes an octave, so that the counts of one
+ * class differ by less than a quarter. */
+static unsigned gpursa_cuda_class(size_t n)
 {
-    struct timespec now, until, slice;
-    cudaError_t e = cudaErrorNotReady;
-    int home;
+    unsigned k = 3;
 
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    until = now;
-    until.tv_sec += GPURSA_CUDA_STALL_S + (time_t)(b->count / 1000);
-    pthread_mutex_lock(&b->mu);
-    if (!b->home && !b->fn_pending) {              /* no host function queued */
-        pthread_mutex_unlock(&b->mu);
-        return cudaEventSynchronize(b->ev_done);
-    }
-    for (;;) {
-        if (b->home)
-            break;
-        slice = now;
-        slice.tv_nsec += 50000000L;
-        if (slice.tv_nsec >= 1000000000L) {
-            slice.tv_sec++;
-            slice.tv_nsec -= 1000000000L;
+    if (n < 8)
+        return (unsigned)n;
+    while ((n >> (k + 1)) != 0)              /* 2^k <= n < 2^(k+1) */
+        k++;
+    return 8 + 4 * (k - 3) + (unsigned)((n >> (k - 2)) & 3);
+}
+
+/* The estimate for a batch of n items of size index si, and its spread: the
+ * class's, or else the nearest smaller class's that has one (more items take
+ * no less time, so a borrowed estimate errs early); 0 when there is none. */
+static int64_t gpursa_cuda_est_get(gpursa_gpu_device *dev, int si, size_t n, int64_t *spread)
+{
+    for (unsigned c = gpursa_cuda_class(n); c > 0; c--) {
+        gpursa_cuda_est *e = &dev->est[si][c];
+        int64_t m = __atomic_load_n(&e->mean, __ATOMIC_RELAXED);
+
+        if (m > 0) {
+            *spread = __atomic_load_n(&e->dev, __ATOMIC_RELAXED);
+            return m;
         }
-        (void)pthread_cond_timedwait(&b->home_cv, &b->mu, &slice);
-        if (b->home)
-            break;
-        pthread_mutex_unlock(&b->mu);
-        e = cudaEventQuery(b->ev_done);
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        pthread_mutex_lock(&b->mu);
-        /* done: the host function follows at once (and must have run before
-         * the batch is submitted again); an error: it never runs */
-        if (e != cudaErrorNotReady && e != cudaSuccess)
-            break;
-        if (now.tv_sec > until.tv_sec || (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec))
-            break;
     }
-    home = b->home;
-    pthread_mutex_unlock(&b->mu);
-    if (home)
-        return cudaEventSynchronize(b->ev_done);   /* done: returns at once, with its status */
-    if (e != cudaErrorNotReady && e != cudaSuccess)
-        return e;
+    *spread = 0;
+    return 0;
+}
+
+/* Learns that a batch of n items of size index si took t ns on the device.
+ * The estimate falls by half the difference and rises by an eighth of it, and
+ * a sample counts for at most four times the estimate: it sits below the
+ * usual time, so that the wait wakes early rather than late; when the device
+ * gets faster (under MPS, when other processes' load goes) each batch halves
+ * what the wait oversleeps; and one batch held back on the device does not
+ * push it far up. */
+static void gpursa_cuda_est_note(gpursa_gpu_device *dev, int si, size_t n, int64_t t)
+{
+    gpursa_cuda_est *e = &dev->est[si][gpursa_cuda_class(n)];
+    int64_t m = __atomic_load_n(&e->mean, __ATOMIC_RELAXED);
+    int64_t d = __atomic_load_n(&e->dev, __ATOMIC_RELAXED);
+    int64_t err;
+
+    if (t <= 0)
+        return;                               /* the events' times were not read */
+    if (m <= 0) {
+        m = t;
+        d = t / 8;                            /* no spread seen yet */
+    } else {
+        if (t > 4 * m)
+            t = 4 * m;
+        err = t - m;
+        m += err < 0 ? err / 2 : err / 8;
+        d += ((err < 0 ? -err : err) - d) / 4;
+    }
+    __atomic_store_n(&e->dev, d, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->mean, m > 0 ? m : 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Waits for ev_done in the calling thread alone. CUDA serves a host function
+ * queued on a stream, and the waiters of a blocking-sync event, from threads
+ * of its own, which wake (and poll) for every batch before the waiter wakes;
+ * here only the waiter wakes, and only on its own timer. It sleeps until
+ * the batch is about due, as the device's earlier batches of its key size
+ * and size class predict (gpursa_cuda_est), then queries the event, with
+ * short sleeps between queries that grow when the batch is late: one to a
+ * few wake-ups of the waiter a batch, none of any other thread, and the
+ * results seen at most one short sleep after they are home. The event is
+ * queried before any sleep, so a batch done while the runner topped up its
+ * pools costs no wake-up at all.
+ *
+ * The predicted end is the submit time plus the estimate. It errs early
+ * twice over: the estimate sits below the usual time (gpursa_cuda_est_note),
+ * and it is the device's own time from the batch's first stream operation,
+ * which the device runs after submit queued it. The first sleep ends a lead
+ * before the predicted end: the estimate's spread, at least 1/32 and at most
+ * a quarter of the estimate (and the kernel may end any sleep up to the
+ * thread's timer slack late: one more reason to err early). From then on
+ * each sleep is half the lead until the predicted end, then a quarter of the
+ * time past it, within GPURSA_CUDA_POLL_MIN_NS and GPURSA_CUDA_POLL_MAX_NS:
+ * few queries when the batch is on time, and when it is late (a device
+ * shared with other processes through MPS) results that wait at most a
+ * quarter of its lateness, half the lead or the shortest sleep. The
+ * first sleep ends at most GPURSA_CUDA_SLEEP_MAX_NS after submit, whatever
+ * the estimate. With no estimate (the first batches of a key size on the
+ * device) the queries start at once, each sleep a quarter of the time since
+ * submit.
+ *
+ * The wait is bounded: at most GPURSA_CUDA_STALL_S seconds plus a millisecond
+ * an item. A stream stops for good when the process's MPS server ends with
+ * work of it queued (CUDA then fails the process's later calls, error 806),
+ * and a plain cudaEventSynchronize would wait on it forever, holding the
+ * batch's requests and the device's reopen. Each query shows an error as
+ * soon as CUDA reports it. Past the bound the device is lost: its items are
+ * FAULT, recomputed on the CPU by the queue, and the batch is abandoned
+ * (gpursa_cuda_batch_free).
+ */
+#define GPURSA_CUDA_STALL_S 10
+#define GPURSA_CUDA_POLL_MIN_NS 20000         /* 20 us */
+#define GPURSA_CUDA_POLL_MAX_NS 1000000       /* 1 ms */
+#define GPURSA_CUDA_SLEEP_MAX_NS 100000000    /* 100 ms */
+static cudaError_t gpursa_cuda_wait_done(gpursa_gpu_batch *b)
+{
+    const int64_t until = gpursa_cuda_now_ns()
+                          + (GPURSA_CUDA_STALL_S + (int64_t)(b->count / 1000)) * 1000000000;
+    int64_t spread = 0, lead = 0, mean, end, wake, now, step;
+    cudaError_t e;
+
+    mean = gpursa_cuda_est_get(b->dev, gpursa_size_index(b->bits), b->count, &spread);
+    if (mean > 0)
+        lead = spread < mean / 32 ? mean / 32 : spread > mean / 4 ? mean / 4 : spread;
+    end = b->t_submit + mean;
+    wake = end - lead;
+    if (wake > b->t_submit + GPURSA_CUDA_SLEEP_MAX_NS)
+        wake = b->t_submit + GPURSA_CUDA_SLEEP_MAX_NS;
+    for (;;) {
+        e = cudaEventQuery(b->ev_done);
+        if (e != cudaErrorNotReady)
+            return e;                         /* home (cudaSuccess), or the error */
+        now = gpursa_cuda_now_ns();
+        if (now >= until)
+            break;
+        if (now < wake) {
+            step = wake - now;
+        } else {
+            step = lead / 2;
+            if (now - end > 4 * step)
+                step = (now - end) / 4;
+            if (step < GPURSA_CUDA_POLL_MIN_NS)
+                step = GPURSA_CUDA_POLL_MIN_NS;
+            if (step > GPURSA_CUDA_POLL_MAX_NS)
+                step = GPURSA_CUDA_POLL_MAX_NS;
+        }
+        gpursa_cuda_sleep_until(now + step < until ? now + step : until);
+    }
     if (b->dev->debug)
         fprintf(stderr, "gpursa cuda: a batch of %zu items not back after %d s: device lost\n",
                 b->count, GPURSA_CUDA_STALL_S + (int)(b->count / 1000));
     __atomic_store_n(&b->dev->lost, 1, __ATOMIC_RELEASE);
-    return cudaErrorLaunchTimeout;                 /* sticky: GPURSA_GPU_ERR_LOST */
+    return cudaErrorLaunchTimeout;            /* sticky: GPURSA_GPU_ERR_LOST */
 }
 
 static void gpursa_cuda_batch_free(gpursa_gpu_batch *b)
 {
-    int pending = 0;
+    int live;
 
     if (b == NULL)
         return;
-    if (b->sync_init) {
-        pthread_mutex_lock(&b->mu);
-        pending = b->fn_pending;
-        pthread_mutex_unlock(&b->mu);
-    }
-    /* A batch abandoned by a wait that timed out (its device is lost) may
-     * still have its host function queued on a stream that never moves
-     * again, or that moves much later: it keeps the batch's memory, so the
-     * batch is left as it is. Rare, and the process cannot use the device
-     * any more anyway. Its inputs and blinding factors are wiped from the
-     * host staging first. */
-    if (pending) {
-        if (b->h_in != NULL)
-            memset(b->h_in, 0, gpursa_cuda_layout_of(b->nbytes, b->stride).in_len);
-        return;
+    /* On a device that is not lost the stream is synchronised below. On a
+     * lost one, a batch abandoned by a wait that gave up at the stall bound,
+     * or not waited for since another batch lost the device, may still have
+     * work queued on a stream that never moves again, or that moves much
+     * later: its copy-out writes the host staging, its kernels and wipe the
+     * device buffers. Such a batch is freed only once its stream is seen idle
+     * or its context gone (a sticky error: none of its work runs any more),
+     * else left as it is: rare, and the process cannot use the device any
+     * more anyway. Its inputs and blinding factors are wiped from the host
+     * staging first. */
+    live = gpursa_cuda_enter(b->dev) == GPURSA_GPU_OK;
+    if (!live && b->stream != NULL) {
+        cudaError_t e;
+
+        (void)cudaSetDevice(b->dev->index);
+        e = cudaStreamQuery(b->stream);
+        if (e != cudaSuccess && !gpursa_cuda_sticky(e)) {
+            if (b->h_in != NULL)
+                memset(b->h_in, 0, gpursa_cuda_layout_of(b->nbytes, b->stride).in_len);
+            return;
+        }
     }
     __atomic_fetch_sub(&b->dev->inflight[gpursa_size_index(b->bits)], b->counted, __ATOMIC_RELAXED);
-    if (gpursa_cuda_enter(b->dev) == GPURSA_GPU_OK) {
+    if (live) {
         if (b->stream != NULL)
             (void)cudaStreamSynchronize(b->stream);
         /* The staging held blinded inputs and results: wipe before giving it back. */
@@ -673,10 +767,6 @@ static void gpursa_cuda_batch_free(gpursa_gpu_batch *b)
     if (b->ev_kernel != NULL) (void)cudaEventDestroy(b->ev_kernel);
     if (b->ev_done != NULL) (void)cudaEventDestroy(b->ev_done);
     if (b->stream != NULL) (void)cudaStreamDestroy(b->stream);
-    if (b->sync_init) {
-        pthread_cond_destroy(&b->home_cv);
-        pthread_mutex_destroy(&b->mu);
-    }
     free(b);
 }
 
@@ -700,16 +790,6 @@ static int gpursa_cuda_batch_new(gpursa_gpu_device *dev, int modulus_bits, size_
     b = (gpursa_gpu_batch *)calloc(1, sizeof(*b));
     if (b == NULL)
         return GPURSA_GPU_ERR_NOMEM;
-    if (pthread_mutex_init(&b->mu, NULL) != 0) {
-        free(b);
-        return GPURSA_GPU_ERR_NOMEM;
-    }
-    if (gpursa_cond_init_monotonic(&b->home_cv) != 0) {
-        pthread_mutex_destroy(&b->mu);
-        free(b);
-        return GPURSA_GPU_ERR_NOMEM;
-    }
-    b->sync_init = 1;
     b->dev = dev;
     b->bits = modulus_bits;
     b->nbytes = nb = (size_t)modulus_bits / 8;
@@ -724,9 +804,9 @@ static int gpursa_cuda_batch_new(gpursa_gpu_device *dev, int modulus_bits, size_
     GPURSA_TRY(cudaEventCreate(&b->ev_start), GPURSA_GPU_ERR_NOMEM);
     GPURSA_TRY(cudaEventCreate(&b->ev_in), GPURSA_GPU_ERR_NOMEM);
     GPURSA_TRY(cudaEventCreate(&b->ev_kernel), GPURSA_GPU_ERR_NOMEM);
-    /* The waiter sleeps on the last event instead of spinning a core that
-     * the application (or the CPU fallback) needs. */
-    GPURSA_TRY(cudaEventCreateWithFlags(&b->ev_done, cudaEventBlockingSync), GPURSA_GPU_ERR_NOMEM);
+    /* Queried by the wait (gpursa_cuda_wait_done), never waited on: no
+     * blocking sync, which CUDA serves from a thread of its own. */
+    GPURSA_TRY(cudaEventCreate(&b->ev_done), GPURSA_GPU_ERR_NOMEM);
     /* sized for stride items: a batch of n <= stride fits in the first bytes of each */
     GPURSA_TRY(cudaHostAlloc((void **)&b->h_in, cap.in_len, cudaHostAllocDefault), GPURSA_GPU_ERR_NOMEM);
     GPURSA_TRY(cudaHostAlloc((void **)&b->h_out, cap.home_len, cudaHostAllocDefault), GPURSA_GPU_ERR_NOMEM);
@@ -790,7 +870,9 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
 
     /* Each stream operation costs the host about the same, whatever it
      * moves or computes, and a batch of a few items pays it for every one:
-     * one copy each way, one launch for each stage. */
+     * one copy each way, one launch for each stage. The wait's prediction
+     * counts from here (gpursa_cuda_wait_done). */
+    b->t_submit = gpursa_cuda_now_ns();
     e = cudaEventRecord(b->ev_start, b->stream);
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(b->d_bytes, b->h_in, lay.in_len, cudaMemcpyHostToDevice, b->stream);
@@ -871,18 +953,6 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
                         b->stream);
     if (e == cudaSuccess)
         e = cudaEventRecord(b->ev_done, b->stream);
-    if (e == cudaSuccess) {
-        pthread_mutex_lock(&b->mu);
-        b->home = 0;
-        b->fn_pending = 1;
-        pthread_mutex_unlock(&b->mu);
-        e = cudaLaunchHostFunc(b->stream, gpursa_cuda_home, b);
-        if (e != cudaSuccess) {
-            pthread_mutex_lock(&b->mu);
-            b->fn_pending = 0;
-            pthread_mutex_unlock(&b->mu);
-        }
-    }
     if (e != cudaSuccess) {
         rc = gpursa_cuda_rc(dev, e, GPURSA_GPU_ERR_COPY);
         goto fail;
@@ -968,7 +1038,7 @@ static int gpursa_cuda_batch_wait(gpursa_gpu_batch *b)
          * not its, and on a busy device a wipe kernel waits for other
          * streams' blocks to be dispatched first, which would hold back
          * results that are already home. */
-        e = gpursa_cuda_wait_home(b);
+        e = gpursa_cuda_wait_done(b);
         rc = gpursa_cuda_rc(b->dev, e, GPURSA_GPU_ERR_LAUNCH);
     }
     __atomic_fetch_sub(&b->dev->inflight[gpursa_size_index(b->bits)], b->counted, __ATOMIC_RELAXED);
@@ -986,6 +1056,8 @@ static int gpursa_cuda_batch_wait(gpursa_gpu_batch *b)
         b->t_in = gpursa_cuda_elapsed(b->ev_start, b->ev_in) * 1e-3;
         b->t_kernel = gpursa_cuda_elapsed(b->ev_in, b->ev_kernel) * 1e-3;
         b->t_out = gpursa_cuda_elapsed(b->ev_kernel, b->ev_done) * 1e-3;
+        gpursa_cuda_est_note(b->dev, gpursa_size_index(b->bits), n,
+                             (int64_t)(gpursa_cuda_elapsed(b->ev_start, b->ev_done) * 1e6));
     } else {
         for (i = 0; i < n; i++) {
             memset(b->items[i].out, 0, nb);
