@@ -102,7 +102,7 @@ static __global__ void gpursa_wipe_kernel(uint32_t *__restrict__ bytes, uint64_t
 
 static unsigned gpursa_pack_blocks(uint64_t threads)
 {
-    return (unsigned)((threads + 255) / 256);
+    return (unsigned)((threads + GPURSA_PACK_THREADS - 1) / GPURSA_PACK_THREADS);
 }
 
 /* Tiles of GPURSA_PACK_TILE items along x, one string or limb array each along y */
@@ -153,7 +153,7 @@ cudaError_t gpursa_cuda_wipe(unsigned char *bytes, size_t len, uint32_t *limbs, 
     threads = (uint64_t)(len / 4) + (uint64_t)rows * count;
     if (threads == 0)
         return cudaSuccess;
-    gpursa_wipe_kernel<<<gpursa_pack_blocks(threads), 256, 0, s>>>(
+    gpursa_wipe_kernel<<<gpursa_pack_blocks(threads), GPURSA_PACK_THREADS, 0, s>>>(
         (uint32_t *)bytes, (uint64_t)(len / 4), limbs, rows, count, stride);
     return cudaGetLastError();
 }
