@@ -174,6 +174,19 @@ START_TEST(test_ciphertext_shorter_than_modulus_as_default)
 }
 END_TEST
 
+/* Whether the k-byte big-endian a is b + 1 */
+static int is_one_more(const unsigned char *a, const unsigned char *b, size_t k)
+{
+    BIGNUM *x = BN_bin2bn(a, (int)k, NULL), *y = BN_bin2bn(b, (int)k, NULL);
+    int r;
+
+    ck_assert(x != NULL && y != NULL && BN_add_word(y, 1));
+    r = BN_cmp(x, y) == 0;
+    BN_free(x);
+    BN_free(y);
+    return r;
+}
+
 START_TEST(test_ciphertext_at_or_above_modulus_rejected)
 {
     unsigned char *n = sec_modulus(sec_default_rsa(2048), &k), *v;
@@ -184,8 +197,11 @@ START_TEST(test_ciphertext_at_or_above_modulus_rejected)
     ck_assert_ptr_nonnull(v);
     memcpy(v, n, k);
     assert_rejected_by_all(v, k, "ciphertext == n");
-    /* n + 1 (n is odd, so the last byte does not carry) */
-    v[k - 1]++;
+    /* n + 1, the carry taken up through the bytes: n is odd, but its last byte
+     * may be 0xff (one key in 128), and then n + 1 ends in 0x00 */
+    for (i = k; i-- > 0 && ++v[i] == 0;)
+        ;
+    ck_assert_msg(is_one_more(v, n, k), "n + 1 formed");
     assert_rejected_by_all(v, k, "ciphertext == n + 1");
     memset(v, 0xff, k);
     assert_rejected_by_all(v, k, "ciphertext all ones");
