@@ -37,19 +37,21 @@
  * comparisons are values (ballot masks, selects), never branches; the
  * window table is read whole, the entry kept by mask.
  *
- * The includer defines GPURSA_COOP_H (limbs per half) and GPURSA_COOP_L
- * (limbs per lane, dividing H; at most 32 lanes, 2*H/L, an item). A warp
+ * The shape S (gpursa_shapes.h) gives H (limbs per half) and L (limbs per
+ * lane, dividing H; at most 32 lanes, 2*H/L, an item): gpursa_coop<S> holds
+ * the arithmetic, its functions templates over the shape. A warp
  * holds 32 / (2T) items; where 2T does not divide 32 (T = 3: five items of
  * six lanes) the lanes left over mirror lanes of the warp's last item
  * (gpursa_coop_place). Compiled by nvcc the
- * functions are device functions over warp intrinsics; compiled by a C
- * compiler they call gpursa_coop_emu_shfl/ballot, which a test provides to
- * run a warp of threads in lock step on the host (tests/gpu/test_gpu_coop.c),
+ * functions are device functions over warp intrinsics; compiled by a host
+ * C++ compiler they call gpursa_coop_emu_shfl/ballot, which a test provides to
+ * run a warp of threads in lock step on the host (tests/gpu/test_gpu_coop.cc),
  * so the exact algorithm is verified without a GPU.
  *
- * With GPURSA_COOP_FP the exponentiations run on FP64 (52-bit) limbs:
- * gpursa_coop_fp.h, which this header includes after its 32-bit arithmetic
- * ("a half's x^e").
+ * The secret exponentiations run on 32-bit limbs (gpursa_coop_int<S>, below)
+ * or, where S::fp64, on FP64 (52-bit) limbs (gpursa_coop_fp<S>,
+ * gpursa_coop_fp.h); gpursa_coop_exp<S> there picks one, and
+ * gpursa_coop_item takes it as a template parameter.
  */
 #ifndef GPURSA_COOP_H_INCLUDED
 #define GPURSA_COOP_H_INCLUDED
@@ -57,33 +59,21 @@
 #include <stdint.h>
 #include "gpu/gpursa_rsa_op.h"
 #include "gpu/gpursa_cuda_status.h"
+#include "gpu/gpursa_shapes.h"
 
-#if !defined(GPURSA_COOP_H) || !defined(GPURSA_COOP_L)
-#error "define GPURSA_COOP_H and GPURSA_COOP_L before including gpursa_coop.h"
-#endif
-
-#define GPURSA_COOP_T (GPURSA_COOP_H / GPURSA_COOP_L)   /* lanes per CRT half */
-#define GPURSA_COOP_LANES (2 * GPURSA_COOP_T)           /* lanes per item */
-#define GPURSA_COOP_GMASK ((1u << GPURSA_COOP_T) - 1u)
-#define GPURSA_COOP_W 4                                 /* window bits */
-#define GPURSA_COOP_PER_WARP (32 / GPURSA_COOP_LANES)   /* items a warp */
-/* lanes of a warp left over (0, or 2 at T = 3) */
-#define GPURSA_COOP_SPARE (32 - GPURSA_COOP_PER_WARP * GPURSA_COOP_LANES)
-
-#if GPURSA_COOP_H % GPURSA_COOP_L != 0 || GPURSA_COOP_LANES > 32
-#error "COOP: L must divide H, and 2H/L lanes fit a warp"
-#endif
-
+/* GPURSA_DEV: a device function, inlined (on the host: inline);
+ * GPURSA_COLD: a device function never inlined (gpursa_fp_mul_cold);
+ * GPURSA_UNROLL (gpursa_mont.h): unroll the loop below; GPURSA_ROLLED: keep it rolled */
 #ifdef __CUDACC__
-#define GPURSA_COOP_FN static __device__ __forceinline__
-#define GPURSA_COOP_UNROLL _Pragma("unroll")
-#define GPURSA_COOP_ROLLED _Pragma("unroll 1")
+#define GPURSA_DEV __device__ __forceinline__
+#define GPURSA_COLD __device__ __noinline__
+#define GPURSA_ROLLED _Pragma("unroll 1")
 #define gpursa_coop_shfl(c, v, src) __shfl_sync((c)->mask, (v), (src))
 #define gpursa_coop_ballot(c, pred) __ballot_sync((c)->mask, (pred))
 #else
-#define GPURSA_COOP_FN static inline
-#define GPURSA_COOP_UNROLL
-#define GPURSA_COOP_ROLLED
+#define GPURSA_DEV inline
+#define GPURSA_COLD
+#define GPURSA_ROLLED
 /* host emulation, provided by the test program: the 2T lanes of an item
  * call these in the same order */
 uint32_t gpursa_coop_emu_shfl(uint32_t v, int src);
@@ -91,8 +81,6 @@ uint32_t gpursa_coop_emu_ballot(int pred);
 #define gpursa_coop_shfl(c, v, src) gpursa_coop_emu_shfl((v), (src))
 #define gpursa_coop_ballot(c, pred) gpursa_coop_emu_ballot(pred)
 #endif
-
-enum { CO_H = GPURSA_COOP_H, CO_L = GPURSA_COOP_L, CO_T = GPURSA_COOP_T };
 
 /* The arguments of one launch (device pointers), those of gpursa_cuda_args
  * that the CRT kernel reads: in is the blinded input, out gets m = in^d mod n. */
@@ -112,6 +100,26 @@ typedef struct {
     uint32_t mask;
 } gpursa_coop_ctx;
 
+template <class S>
+struct gpursa_coop_fp;                          /* gpursa_coop_fp.h */
+
+/* the key's R52 mod m and R R52^2 mod m (h: 0 p, 1 q), for the 52-bit limbs of
+ * gpursa_coop_fp<S> (full: its FP_FULL): expressions, not functions, so that
+ * the compiler selects them together with the key's other values of the
+ * half */
+#define GPURSA_FP_ONE(full, kd, h) \
+    ((full) ? ((h) ? (kd)->q_fone : (kd)->p_fone) : ((h) ? (kd)->q_fone_min : (kd)->p_fone_min))
+#define GPURSA_FP_IN(full, kd, h) \
+    ((full) ? ((h) ? (kd)->q_fin : (kd)->p_fin) : ((h) ? (kd)->q_fin_min : (kd)->p_fin_min))
+
+/* The COOP arithmetic of shape S (gpursa_shapes.h): static functions, so
+ * that they call one another without naming the shape. */
+template <class S>
+struct gpursa_coop {
+static constexpr int CO_H = S::H, CO_L = S::L, CO_T = S::T;
+static constexpr int LANES = S::LANES, PER_WARP = S::PER_WARP;
+static constexpr uint32_t GMASK = (1u << CO_T) - 1u;
+
 /* Thread tid (its global index): returns its item (which may lie past the
  * batch's end), sets *sub to its index among the item's 2T lanes and
  * *spare for a lane left over. Item i has lanes 2T (i mod PER_WARP) .. +
@@ -126,67 +134,66 @@ typedef struct {
  * way: each place is where ptxas allocates those kernels' registers best
  * (the 3-lane kernel spills 248 bytes, not 368; the FP64 kernels of 4 and
  * 8 lanes compile as they would without lanes left over). */
-GPURSA_COOP_FN uint32_t gpursa_coop_place(gpursa_coop_ctx *c, uint32_t tid, uint32_t *sub, int *spare)
+static GPURSA_DEV uint32_t gpursa_coop_place(gpursa_coop_ctx *c, uint32_t tid, uint32_t *sub, int *spare)
 {
-#if GPURSA_COOP_SPARE > 0
-    const uint32_t lane = tid & 31u;
-    uint32_t slot = lane / GPURSA_COOP_LANES, s = lane % GPURSA_COOP_LANES;
-    *spare = slot == GPURSA_COOP_PER_WARP;
-    s = *spare ? lane - GPURSA_COOP_PER_WARP * GPURSA_COOP_LANES : s;
-    slot = *spare ? GPURSA_COOP_PER_WARP - 1 : slot;
-    c->mask = ((1u << GPURSA_COOP_LANES) - 1u) << (slot * GPURSA_COOP_LANES)
-              | (slot == GPURSA_COOP_PER_WARP - 1 ? ~0u << (GPURSA_COOP_PER_WARP * GPURSA_COOP_LANES) : 0u);
-    c->lane = (int)(slot * GPURSA_COOP_LANES + s);
-    c->k = (int)(s % CO_T);
-    c->gbase = c->lane - c->k;
-    *sub = s;
-    return (tid >> 5) * GPURSA_COOP_PER_WARP + slot;
-#else
-    (void)c;
-    *spare = 0;
-    *sub = tid % GPURSA_COOP_LANES;
-    return tid / GPURSA_COOP_LANES;
-#endif
+    if constexpr (S::SPARE > 0) {
+        const uint32_t lane = tid & 31u;
+        uint32_t slot = lane / LANES, s = lane % LANES;
+        *spare = slot == PER_WARP;
+        s = *spare ? lane - PER_WARP * LANES : s;
+        slot = *spare ? PER_WARP - 1 : slot;
+        c->mask = ((1u << LANES) - 1u) << (slot * LANES)
+                  | (slot == PER_WARP - 1 ? ~0u << (PER_WARP * LANES) : 0u);
+        c->lane = (int)(slot * LANES + s);
+        c->k = (int)(s % CO_T);
+        c->gbase = c->lane - c->k;
+        *sub = s;
+        return (tid >> 5) * PER_WARP + slot;
+    } else {
+        (void)c;
+        *spare = 0;
+        *sub = tid % LANES;
+        return tid / LANES;
+    }
 }
 
 /* ... the rest of its context (sub from gpursa_coop_place) */
-GPURSA_COOP_FN void gpursa_coop_ctx_at(gpursa_coop_ctx *c, uint32_t tid, uint32_t sub)
+static GPURSA_DEV void gpursa_coop_ctx_at(gpursa_coop_ctx *c, uint32_t tid, uint32_t sub)
 {
-#if GPURSA_COOP_SPARE > 0
-    (void)c, (void)tid, (void)sub;                          /* set by gpursa_coop_place */
-#else
-    c->lane = (int)(tid & 31u);
-    c->k = (int)(sub % CO_T);
-    c->gbase = c->lane - c->k;
-    c->mask = GPURSA_COOP_LANES == 32 ? 0xffffffffu
-                                      : ((1u << (GPURSA_COOP_LANES & 31)) - 1u) << (c->lane - (int)sub);
-#endif
+    if constexpr (S::SPARE > 0) {
+        (void)c, (void)tid, (void)sub;                      /* set by gpursa_coop_place */
+    } else {
+        c->lane = (int)(tid & 31u);
+        c->k = (int)(sub % CO_T);
+        c->gbase = c->lane - c->k;
+        c->mask = LANES == 32 ? 0xffffffffu : ((1u << (LANES & 31)) - 1u) << (c->lane - (int)sub);
+    }
 }
 
 /* The lane of the same position in the item's other group (sub: this
  * lane's index among the item's) */
-GPURSA_COOP_FN int gpursa_coop_partner(const gpursa_coop_ctx *c, uint32_t sub)
+static GPURSA_DEV int gpursa_coop_partner(const gpursa_coop_ctx *c, uint32_t sub)
 {
-#if GPURSA_COOP_SPARE > 0
-    return sub < CO_T ? c->lane + CO_T : c->lane - CO_T;
-#else
-    (void)sub;
-    return c->lane ^ CO_T;                                   /* items start at multiples of 2T */
-#endif
+    if constexpr (S::SPARE > 0) {
+        return sub < CO_T ? c->lane + CO_T : c->lane - CO_T;
+    } else {
+        (void)sub;
+        return c->lane ^ CO_T;                               /* items start at multiples of 2T */
+    }
 }
 
 /* ---- group-wide carries ------------------------------------------------------- */
 
 /* This group's bits of a warp ballot. */
-GPURSA_COOP_FN uint32_t gpursa_coop_group_bits(const gpursa_coop_ctx *c, int pred)
+static GPURSA_DEV uint32_t gpursa_coop_group_bits(const gpursa_coop_ctx *c, int pred)
 {
-    return (gpursa_coop_ballot(c, pred) >> c->gbase) & GPURSA_COOP_GMASK;
+    return (gpursa_coop_ballot(c, pred) >> c->gbase) & GMASK;
 }
 
 /* Carry (or borrow) look-ahead over the group: g = this lane produces one,
  * p = it passes one on. Returns the one this lane receives; *out = the one
  * leaving the top lane. */
-GPURSA_COOP_FN uint32_t gpursa_coop_resolve(const gpursa_coop_ctx *c, int g, int p, uint32_t *out)
+static GPURSA_DEV uint32_t gpursa_coop_resolve(const gpursa_coop_ctx *c, int g, int p, uint32_t *out)
 {
     uint64_t G = gpursa_coop_group_bits(c, g), P = gpursa_coop_group_bits(c, p);
     uint64_t K = ((G << 1) + P) ^ P;
@@ -197,8 +204,8 @@ GPURSA_COOP_FN uint32_t gpursa_coop_resolve(const gpursa_coop_ctx *c, int g, int
 /* The same over a double-length number: the lo slices are lanes 0..T-1 of a
  * 2T-lane group, the hi slices lanes T..2T-1. Returns the carry into the lo
  * slice, *hi_in the one into the hi slice, *out the one leaving the top. */
-GPURSA_COOP_FN uint32_t gpursa_coop_resolve2(const gpursa_coop_ctx *c, int g_lo, int p_lo, int g_hi,
-                                             int p_hi, uint32_t *hi_in, uint32_t *out)
+static GPURSA_DEV uint32_t gpursa_coop_resolve2(const gpursa_coop_ctx *c, int g_lo, int p_lo, int g_hi,
+                                                int p_hi, uint32_t *hi_in, uint32_t *out)
 {
     uint64_t G = gpursa_coop_group_bits(c, g_lo) | ((uint64_t)gpursa_coop_group_bits(c, g_hi) << CO_T);
     uint64_t P = gpursa_coop_group_bits(c, p_lo) | ((uint64_t)gpursa_coop_group_bits(c, p_hi) << CO_T);
@@ -211,10 +218,10 @@ GPURSA_COOP_FN uint32_t gpursa_coop_resolve2(const gpursa_coop_ctx *c, int g_lo,
 /* ---- per-lane slices ---------------------------------------------------------- */
 
 /* x += v (v < 2^32), returns the carry out (0 or 1) */
-GPURSA_COOP_FN uint32_t gpursa_coop_add1(uint32_t *x, uint32_t v)
+static GPURSA_DEV uint32_t gpursa_coop_add1(uint32_t *x, uint32_t v)
 {
     uint64_t s = v;
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++) {
         s += x[l];
         x[l] = (uint32_t)s;
@@ -224,10 +231,10 @@ GPURSA_COOP_FN uint32_t gpursa_coop_add1(uint32_t *x, uint32_t v)
 }
 
 /* x -= v (v < 2^32), returns the borrow out (0 or 1) */
-GPURSA_COOP_FN uint32_t gpursa_coop_sub1(uint32_t *x, uint32_t v)
+static GPURSA_DEV uint32_t gpursa_coop_sub1(uint32_t *x, uint32_t v)
 {
     uint32_t b = v;
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++) {
         uint32_t t = x[l] - b;
         b = (uint32_t)(x[l] < b);
@@ -237,10 +244,10 @@ GPURSA_COOP_FN uint32_t gpursa_coop_sub1(uint32_t *x, uint32_t v)
 }
 
 /* r = a + b (+ cin), returns the carry out */
-GPURSA_COOP_FN uint32_t gpursa_coop_add(uint32_t *r, const uint32_t *a, const uint32_t *b, uint32_t cin)
+static GPURSA_DEV uint32_t gpursa_coop_add(uint32_t *r, const uint32_t *a, const uint32_t *b, uint32_t cin)
 {
     uint64_t s = cin;
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++) {
         s += (uint64_t)a[l] + b[l];
         r[l] = (uint32_t)s;
@@ -250,10 +257,10 @@ GPURSA_COOP_FN uint32_t gpursa_coop_add(uint32_t *r, const uint32_t *a, const ui
 }
 
 /* r = a - b, returns the borrow out */
-GPURSA_COOP_FN uint32_t gpursa_coop_sub(uint32_t *r, const uint32_t *a, const uint32_t *b)
+static GPURSA_DEV uint32_t gpursa_coop_sub(uint32_t *r, const uint32_t *a, const uint32_t *b)
 {
     uint64_t d = 0;
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++) {
         d = (uint64_t)a[l] - b[l] - (uint32_t)(d >> 63);
         r[l] = (uint32_t)d;
@@ -261,10 +268,10 @@ GPURSA_COOP_FN uint32_t gpursa_coop_sub(uint32_t *r, const uint32_t *a, const ui
     return (uint32_t)(d >> 63);
 }
 
-GPURSA_COOP_FN int gpursa_coop_all(const uint32_t *x, uint32_t v)
+static GPURSA_DEV int gpursa_coop_all(const uint32_t *x, uint32_t v)
 {
     uint32_t d = 0;
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++)
         d |= x[l] ^ v;
     return d == 0;
@@ -277,8 +284,6 @@ GPURSA_COOP_FN int gpursa_coop_all(const uint32_t *x, uint32_t v)
  * loop (a 64-bit multiply-add and a carry add per limb) is what the host
  * emulation runs and what other lane widths fall back to. The chain's top
  * cannot overflow: hi(x_{L-1} y) <= 2^32 - 2 plus two carries. */
-#if defined(__CUDACC__) && (GPURSA_COOP_L == 2 || GPURSA_COOP_L == 4 || GPURSA_COOP_L == 6 \
-                            || GPURSA_COOP_L == 8)
 #define GPURSA_PTX_MAD(op, d, x, y) op ".u32 %" #d ", %" #x ", %" #y ", %" #d ";\n\t"
 #define GPURSA_PTX_ACC2(a) "+r"(a[0]), "+r"(a[1])
 #define GPURSA_PTX_ACC4(a) GPURSA_PTX_ACC2(a), "+r"(a[2]), "+r"(a[3])
@@ -288,110 +293,111 @@ GPURSA_COOP_FN int gpursa_coop_all(const uint32_t *x, uint32_t v)
 #define GPURSA_PTX_IN4(x) GPURSA_PTX_IN2(x), "r"(x[2]), "r"(x[3])
 #define GPURSA_PTX_IN6(x) GPURSA_PTX_IN4(x), "r"(x[4]), "r"(x[5])
 #define GPURSA_PTX_IN8(x) GPURSA_PTX_IN6(x), "r"(x[6]), "r"(x[7])
-GPURSA_COOP_FN uint32_t gpursa_coop_mac(uint32_t *acc, const uint32_t *x, uint32_t y)
+static GPURSA_DEV uint32_t gpursa_coop_mac(uint32_t *acc, const uint32_t *x, uint32_t y)
 {
-    uint32_t c;
-#if GPURSA_COOP_L == 2
-    asm(GPURSA_PTX_MAD("mad.lo.cc", 0, 3, 5)
-        GPURSA_PTX_MAD("madc.lo.cc", 1, 4, 5)
-        "addc.u32 %2, 0, 0;\n\t"
-        GPURSA_PTX_MAD("mad.hi.cc", 1, 3, 5)
-        GPURSA_PTX_MAD("madc.hi", 2, 4, 5)
-        : GPURSA_PTX_ACC2(acc), "=&r"(c)
-        : GPURSA_PTX_IN2(x), "r"(y));
-#elif GPURSA_COOP_L == 4
-    asm(GPURSA_PTX_MAD("mad.lo.cc", 0, 5, 9)
-        GPURSA_PTX_MAD("madc.lo.cc", 1, 6, 9)
-        GPURSA_PTX_MAD("madc.lo.cc", 2, 7, 9)
-        GPURSA_PTX_MAD("madc.lo.cc", 3, 8, 9)
-        "addc.u32 %4, 0, 0;\n\t"
-        GPURSA_PTX_MAD("mad.hi.cc", 1, 5, 9)
-        GPURSA_PTX_MAD("madc.hi.cc", 2, 6, 9)
-        GPURSA_PTX_MAD("madc.hi.cc", 3, 7, 9)
-        GPURSA_PTX_MAD("madc.hi", 4, 8, 9)
-        : GPURSA_PTX_ACC4(acc), "=&r"(c)
-        : GPURSA_PTX_IN4(x), "r"(y));
-#elif GPURSA_COOP_L == 6
-    asm(GPURSA_PTX_MAD("mad.lo.cc", 0, 7, 13)
-        GPURSA_PTX_MAD("madc.lo.cc", 1, 8, 13)
-        GPURSA_PTX_MAD("madc.lo.cc", 2, 9, 13)
-        GPURSA_PTX_MAD("madc.lo.cc", 3, 10, 13)
-        GPURSA_PTX_MAD("madc.lo.cc", 4, 11, 13)
-        GPURSA_PTX_MAD("madc.lo.cc", 5, 12, 13)
-        "addc.u32 %6, 0, 0;\n\t"
-        GPURSA_PTX_MAD("mad.hi.cc", 1, 7, 13)
-        GPURSA_PTX_MAD("madc.hi.cc", 2, 8, 13)
-        GPURSA_PTX_MAD("madc.hi.cc", 3, 9, 13)
-        GPURSA_PTX_MAD("madc.hi.cc", 4, 10, 13)
-        GPURSA_PTX_MAD("madc.hi.cc", 5, 11, 13)
-        GPURSA_PTX_MAD("madc.hi", 6, 12, 13)
-        : GPURSA_PTX_ACC6(acc), "=&r"(c)
-        : GPURSA_PTX_IN6(x), "r"(y));
-#elif GPURSA_COOP_L == 8
-    asm(GPURSA_PTX_MAD("mad.lo.cc", 0, 9, 17)
-        GPURSA_PTX_MAD("madc.lo.cc", 1, 10, 17)
-        GPURSA_PTX_MAD("madc.lo.cc", 2, 11, 17)
-        GPURSA_PTX_MAD("madc.lo.cc", 3, 12, 17)
-        GPURSA_PTX_MAD("madc.lo.cc", 4, 13, 17)
-        GPURSA_PTX_MAD("madc.lo.cc", 5, 14, 17)
-        GPURSA_PTX_MAD("madc.lo.cc", 6, 15, 17)
-        GPURSA_PTX_MAD("madc.lo.cc", 7, 16, 17)
-        "addc.u32 %8, 0, 0;\n\t"
-        GPURSA_PTX_MAD("mad.hi.cc", 1, 9, 17)
-        GPURSA_PTX_MAD("madc.hi.cc", 2, 10, 17)
-        GPURSA_PTX_MAD("madc.hi.cc", 3, 11, 17)
-        GPURSA_PTX_MAD("madc.hi.cc", 4, 12, 17)
-        GPURSA_PTX_MAD("madc.hi.cc", 5, 13, 17)
-        GPURSA_PTX_MAD("madc.hi.cc", 6, 14, 17)
-        GPURSA_PTX_MAD("madc.hi.cc", 7, 15, 17)
-        GPURSA_PTX_MAD("madc.hi", 8, 16, 17)
-        : GPURSA_PTX_ACC8(acc), "=&r"(c)
-        : GPURSA_PTX_IN8(x), "r"(y));
+#ifdef __CUDACC__
+    if constexpr (CO_L == 2 || CO_L == 4 || CO_L == 6 || CO_L == 8) {
+        uint32_t c;
+        if constexpr (CO_L == 2) {
+            asm(GPURSA_PTX_MAD("mad.lo.cc", 0, 3, 5)
+                GPURSA_PTX_MAD("madc.lo.cc", 1, 4, 5)
+                "addc.u32 %2, 0, 0;\n\t"
+                GPURSA_PTX_MAD("mad.hi.cc", 1, 3, 5)
+                GPURSA_PTX_MAD("madc.hi", 2, 4, 5)
+                : GPURSA_PTX_ACC2(acc), "=&r"(c)
+                : GPURSA_PTX_IN2(x), "r"(y));
+        } else if constexpr (CO_L == 4) {
+            asm(GPURSA_PTX_MAD("mad.lo.cc", 0, 5, 9)
+                GPURSA_PTX_MAD("madc.lo.cc", 1, 6, 9)
+                GPURSA_PTX_MAD("madc.lo.cc", 2, 7, 9)
+                GPURSA_PTX_MAD("madc.lo.cc", 3, 8, 9)
+                "addc.u32 %4, 0, 0;\n\t"
+                GPURSA_PTX_MAD("mad.hi.cc", 1, 5, 9)
+                GPURSA_PTX_MAD("madc.hi.cc", 2, 6, 9)
+                GPURSA_PTX_MAD("madc.hi.cc", 3, 7, 9)
+                GPURSA_PTX_MAD("madc.hi", 4, 8, 9)
+                : GPURSA_PTX_ACC4(acc), "=&r"(c)
+                : GPURSA_PTX_IN4(x), "r"(y));
+        } else if constexpr (CO_L == 6) {
+            asm(GPURSA_PTX_MAD("mad.lo.cc", 0, 7, 13)
+                GPURSA_PTX_MAD("madc.lo.cc", 1, 8, 13)
+                GPURSA_PTX_MAD("madc.lo.cc", 2, 9, 13)
+                GPURSA_PTX_MAD("madc.lo.cc", 3, 10, 13)
+                GPURSA_PTX_MAD("madc.lo.cc", 4, 11, 13)
+                GPURSA_PTX_MAD("madc.lo.cc", 5, 12, 13)
+                "addc.u32 %6, 0, 0;\n\t"
+                GPURSA_PTX_MAD("mad.hi.cc", 1, 7, 13)
+                GPURSA_PTX_MAD("madc.hi.cc", 2, 8, 13)
+                GPURSA_PTX_MAD("madc.hi.cc", 3, 9, 13)
+                GPURSA_PTX_MAD("madc.hi.cc", 4, 10, 13)
+                GPURSA_PTX_MAD("madc.hi.cc", 5, 11, 13)
+                GPURSA_PTX_MAD("madc.hi", 6, 12, 13)
+                : GPURSA_PTX_ACC6(acc), "=&r"(c)
+                : GPURSA_PTX_IN6(x), "r"(y));
+        } else if constexpr (CO_L == 8) {
+            asm(GPURSA_PTX_MAD("mad.lo.cc", 0, 9, 17)
+                GPURSA_PTX_MAD("madc.lo.cc", 1, 10, 17)
+                GPURSA_PTX_MAD("madc.lo.cc", 2, 11, 17)
+                GPURSA_PTX_MAD("madc.lo.cc", 3, 12, 17)
+                GPURSA_PTX_MAD("madc.lo.cc", 4, 13, 17)
+                GPURSA_PTX_MAD("madc.lo.cc", 5, 14, 17)
+                GPURSA_PTX_MAD("madc.lo.cc", 6, 15, 17)
+                GPURSA_PTX_MAD("madc.lo.cc", 7, 16, 17)
+                "addc.u32 %8, 0, 0;\n\t"
+                GPURSA_PTX_MAD("mad.hi.cc", 1, 9, 17)
+                GPURSA_PTX_MAD("madc.hi.cc", 2, 10, 17)
+                GPURSA_PTX_MAD("madc.hi.cc", 3, 11, 17)
+                GPURSA_PTX_MAD("madc.hi.cc", 4, 12, 17)
+                GPURSA_PTX_MAD("madc.hi.cc", 5, 13, 17)
+                GPURSA_PTX_MAD("madc.hi.cc", 6, 14, 17)
+                GPURSA_PTX_MAD("madc.hi.cc", 7, 15, 17)
+                GPURSA_PTX_MAD("madc.hi", 8, 16, 17)
+                : GPURSA_PTX_ACC8(acc), "=&r"(c)
+                : GPURSA_PTX_IN8(x), "r"(y));
+        }
+        return c;
+    } else
 #endif
-    return c;
-}
-#else
-GPURSA_COOP_FN uint32_t gpursa_coop_mac(uint32_t *acc, const uint32_t *x, uint32_t y)
-{
-    uint32_t carry = 0;
-    GPURSA_COOP_UNROLL
-    for (int l = 0; l < CO_L; l++) {
-        uint64_t p = (uint64_t)x[l] * y + acc[l] + carry;
-        acc[l] = (uint32_t)p;
-        carry = (uint32_t)(p >> 32);
+    {
+        uint32_t carry = 0;
+        GPURSA_UNROLL
+        for (int l = 0; l < CO_L; l++) {
+            uint64_t p = (uint64_t)x[l] * y + acc[l] + carry;
+            acc[l] = (uint32_t)p;
+            carry = (uint32_t)(p >> 32);
+        }
+        return carry;
     }
-    return carry;
 }
-#endif
 
 /* r = mask ? a : b (mask all ones or zero) */
-GPURSA_COOP_FN void gpursa_coop_select(uint32_t *r, uint32_t mask, const uint32_t *a, const uint32_t *b)
+static GPURSA_DEV void gpursa_coop_select(uint32_t *r, uint32_t mask, const uint32_t *a, const uint32_t *b)
 {
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++)
         r[l] = (a[l] & mask) | (b[l] & ~mask);
 }
 
-GPURSA_COOP_FN void gpursa_coop_copy(uint32_t *r, const uint32_t *a)
+static GPURSA_DEV void gpursa_coop_copy(uint32_t *r, const uint32_t *a)
 {
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++)
         r[l] = a[l];
 }
 
 /* this lane's slice of a half-length number in (global) memory */
-GPURSA_COOP_FN void gpursa_coop_load(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *v)
+static GPURSA_DEV void gpursa_coop_load(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *v)
 {
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++)
         r[l] = v[c->k * CO_L + l];
 }
 
 /* this lane's lo and hi slices of item `item` of a SoA array */
-GPURSA_COOP_FN void gpursa_coop_load_soa(const gpursa_coop_ctx *c, uint32_t *lo, uint32_t *hi,
-                                         const uint32_t *soa, uint32_t item, uint32_t stride)
+static GPURSA_DEV void gpursa_coop_load_soa(const gpursa_coop_ctx *c, uint32_t *lo, uint32_t *hi,
+                                            const uint32_t *soa, uint32_t item, uint32_t stride)
 {
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++) {
         lo[l] = soa[(size_t)(c->k * CO_L + l) * stride + item];
         hi[l] = soa[(size_t)(CO_H + c->k * CO_L + l) * stride + item];
@@ -399,10 +405,10 @@ GPURSA_COOP_FN void gpursa_coop_load_soa(const gpursa_coop_ctx *c, uint32_t *lo,
 }
 
 /* All ones when the group's half-length values x and y are equal. */
-GPURSA_COOP_FN uint32_t gpursa_coop_eq(const gpursa_coop_ctx *c, const uint32_t *x, const uint32_t *y)
+static GPURSA_DEV uint32_t gpursa_coop_eq(const gpursa_coop_ctx *c, const uint32_t *x, const uint32_t *y)
 {
     uint32_t d = 0;
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++)
         d |= x[l] ^ y[l];
     return gpursa_coop_group_bits(c, d != 0) == 0 ? 0xffffffffu : 0u;
@@ -411,7 +417,7 @@ GPURSA_COOP_FN uint32_t gpursa_coop_eq(const gpursa_coop_ctx *c, const uint32_t 
 /* Add the pending per-lane carries cy (at limb L of each lane: the next
  * lane's limb 0) into acc, and resolve what ripples. Returns the group's
  * total overflow above limb H (the same in every lane). */
-GPURSA_COOP_FN uint32_t gpursa_coop_settle(const gpursa_coop_ctx *c, uint32_t *acc, uint32_t cy)
+static GPURSA_DEV uint32_t gpursa_coop_settle(const gpursa_coop_ctx *c, uint32_t *acc, uint32_t cy)
 {
     uint32_t below = gpursa_coop_shfl(c, cy, c->k == 0 ? c->lane : c->lane - 1);
     uint32_t top_cy = gpursa_coop_shfl(c, cy, c->gbase + CO_T - 1);
@@ -424,7 +430,7 @@ GPURSA_COOP_FN uint32_t gpursa_coop_settle(const gpursa_coop_ctx *c, uint32_t *a
 }
 
 /* acc (value < 2m, with overflow ovf above limb H) minus m if it is >= m */
-GPURSA_COOP_FN void gpursa_coop_final_sub(const gpursa_coop_ctx *c, uint32_t *acc, uint32_t ovf, const uint32_t *m)
+static GPURSA_DEV void gpursa_coop_final_sub(const gpursa_coop_ctx *c, uint32_t *acc, uint32_t ovf, const uint32_t *m)
 {
     uint32_t d[CO_L], bin, bout, keep;
     uint32_t g = gpursa_coop_sub(d, acc, m);
@@ -440,15 +446,15 @@ GPURSA_COOP_FN void gpursa_coop_final_sub(const gpursa_coop_ctx *c, uint32_t *ac
  * window table alone), which the next warp's values overwrite: there is no
  * memory to wipe, and the stores compile to nothing. Arrays in memory take
  * gpursa_mem_wipe (gpursa_mont.h), whose stores reach it. */
-GPURSA_COOP_FN void gpursa_coop_wipe(uint32_t *p, int n)
+static GPURSA_DEV void gpursa_coop_wipe(uint32_t *p, int n)
 {
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < n; l++)
         ((volatile uint32_t *)p)[l] = 0;
 }
 
 /* All ones when a == b (words, a mask, no comparison that could branch) */
-GPURSA_COOP_FN uint32_t gpursa_coop_eqw(uint32_t a, uint32_t b)
+static GPURSA_DEV uint32_t gpursa_coop_eqw(uint32_t a, uint32_t b)
 {
     uint32_t d = a ^ b;
     return ((d | (0u - d)) >> 31) - 1u;
@@ -457,7 +463,7 @@ GPURSA_COOP_FN uint32_t gpursa_coop_eqw(uint32_t a, uint32_t b)
 /* A stage's new status word (gpursa_cuda_status.h): next where ok (all
  * ones), else BADINPUT where the word was BADINPUT and the preset (a fault)
  * otherwise; by masks */
-GPURSA_COOP_FN uint32_t gpursa_coop_status(uint32_t ok, uint32_t st, uint32_t next)
+static GPURSA_DEV uint32_t gpursa_coop_status(uint32_t ok, uint32_t st, uint32_t next)
 {
     const uint32_t bad = gpursa_coop_eqw(st, GPURSA_DEV_ST_BADINPUT);
     return (ok & next) | (~ok & ((bad & GPURSA_DEV_ST_BADINPUT) | (~bad & GPURSA_DEV_ST_PRESET)));
@@ -468,19 +474,19 @@ GPURSA_COOP_FN uint32_t gpursa_coop_status(uint32_t ok, uint32_t st, uint32_t ne
 /* The CIOS loop. r = (x + a*b) / R mod m, x = lo + hi*R (hi: NULL for 0).
  * With a == NULL the product term is left out (a reduction of x < m R).
  * Inputs: a < R, b < m (or a == NULL). */
-GPURSA_COOP_FN void gpursa_coop_mont(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *lo, const uint32_t *hi,
-                                     const uint32_t *a, const uint32_t *b, const uint32_t *m,
-                                     uint32_t m0inv)
+static GPURSA_DEV void gpursa_coop_mont(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *lo, const uint32_t *hi,
+                                        const uint32_t *a, const uint32_t *b, const uint32_t *m,
+                                        uint32_t m0inv)
 {
     uint32_t acc[CO_L];
     uint64_t cy = 0;
     const int top = c->k == CO_T - 1;
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++)
         acc[l] = lo != NULL ? lo[l] : 0;
-    GPURSA_COOP_ROLLED
+    GPURSA_ROLLED
     for (int i0 = 0; i0 < CO_T; i0++) {
-        GPURSA_COOP_UNROLL
+        GPURSA_UNROLL
         for (int j = 0; j < CO_L; j++) {
             uint32_t q, up, inj = 0;
             if (a != NULL)
@@ -493,7 +499,7 @@ GPURSA_COOP_FN void gpursa_coop_mont(const gpursa_coop_ctx *c, uint32_t *r, cons
             if (hi != NULL)
                 inj = gpursa_coop_shfl(c, hi[j], c->gbase + i0);
             up = top ? inj : up;
-            GPURSA_COOP_UNROLL
+            GPURSA_UNROLL
             for (int l = 0; l < CO_L - 1; l++)
                 acc[l] = acc[l + 1];
             cy += up;
@@ -506,16 +512,16 @@ GPURSA_COOP_FN void gpursa_coop_mont(const gpursa_coop_ctx *c, uint32_t *r, cons
 }
 
 /* r = a b / R mod m */
-GPURSA_COOP_FN void gpursa_coop_mul(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *a, const uint32_t *b,
-                                    const uint32_t *m, uint32_t m0inv)
+static GPURSA_DEV void gpursa_coop_mul(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *a, const uint32_t *b,
+                                       const uint32_t *m, uint32_t m0inv)
 {
     gpursa_coop_mont(c, r, NULL, NULL, a, b, m, m0inv);
 }
 
 /* r = (lo + hi R) R mod m: x (< m R) into Montgomery form, by a reduction
  * (x / R) and a multiplication by R^3 */
-GPURSA_COOP_FN void gpursa_coop_to_mont(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *lo, const uint32_t *hi,
-                                        const uint32_t *m, uint32_t m0inv, const uint32_t *rrr)
+static GPURSA_DEV void gpursa_coop_to_mont(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *lo, const uint32_t *hi,
+                                           const uint32_t *m, uint32_t m0inv, const uint32_t *rrr)
 {
     uint32_t t[CO_L];
     gpursa_coop_mont(c, t, lo, hi, NULL, NULL, m, m0inv);
@@ -523,14 +529,14 @@ GPURSA_COOP_FN void gpursa_coop_to_mont(const gpursa_coop_ctx *c, uint32_t *r, c
 }
 
 /* r = x^e for a public e, Montgomery form */
-GPURSA_COOP_FN void gpursa_coop_exp_public(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *x, uint64_t e,
-                                           const uint32_t *m, uint32_t m0inv)
+static GPURSA_DEV void gpursa_coop_exp_public(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *x, uint64_t e,
+                                              const uint32_t *m, uint32_t m0inv)
 {
     int bit = 63;
     while (bit > 0 && !((e >> bit) & 1))
         bit--;
     gpursa_coop_copy(r, x);
-    GPURSA_COOP_ROLLED
+    GPURSA_ROLLED
     while (--bit >= 0) {
         gpursa_coop_mul(c, r, r, r, m, m0inv);
         if ((e >> bit) & 1)                                  /* e is public */
@@ -539,15 +545,15 @@ GPURSA_COOP_FN void gpursa_coop_exp_public(const gpursa_coop_ctx *c, uint32_t *r
 }
 
 /* r = table entry idx (secret): every entry read, the one kept by mask */
-GPURSA_COOP_FN void gpursa_coop_table_select(uint32_t *r, const uint32_t *table, uint32_t idx)
+static GPURSA_DEV void gpursa_coop_table_select(uint32_t *r, const uint32_t *table, uint32_t idx)
 {
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++)
         r[l] = 0;
-    GPURSA_COOP_ROLLED
-    for (int k = 0; k < (1 << GPURSA_COOP_W); k++) {
+    GPURSA_ROLLED
+    for (int k = 0; k < (1 << S::W); k++) {
         uint32_t mask = (uint32_t)(((uint64_t)(idx ^ (uint32_t)k) - 1) >> 32);
-        GPURSA_COOP_UNROLL
+        GPURSA_UNROLL
         for (int l = 0; l < CO_L; l++)
             r[l] |= table[k * CO_L + l] & mask;
     }
@@ -557,28 +563,28 @@ GPURSA_COOP_FN void gpursa_coop_table_select(uint32_t *r, const uint32_t *table,
  * every lane reads the same words), Montgomery form; one = R mod m (slice).
  * table: this lane's 16 * L words. One multiplication call site in the
  * window loop (squarings are x*x), so the code stays small. */
-GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *x, const uint32_t *d,
-                                    const uint32_t *m, uint32_t m0inv, const uint32_t *one, uint32_t *table)
+static GPURSA_DEV void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const uint32_t *x, const uint32_t *d,
+                                       const uint32_t *m, uint32_t m0inv, const uint32_t *one, uint32_t *table)
 {
-    const int bits = 32 * CO_H, W = GPURSA_COOP_W;
+    const int bits = 32 * CO_H, W = S::W;
     uint32_t sel[CO_L], t[CO_L];
     gpursa_coop_copy(table, one);
     gpursa_coop_copy(table + CO_L, x);
     gpursa_coop_copy(t, x);
-    GPURSA_COOP_ROLLED
+    GPURSA_ROLLED
     for (int k = 2; k < (1 << W); k++) {                     /* t = x^k */
         gpursa_coop_mul(c, t, t, x, m, m0inv);
         gpursa_coop_copy(table + k * CO_L, t);
     }
     int pos = bits - W;
     gpursa_coop_table_select(r, table, gpursa_exp_window(d, bits, pos, W));
-    GPURSA_COOP_ROLLED
+    GPURSA_ROLLED
     while (pos > 0) {                                        /* pos public */
         pos -= W;
         gpursa_coop_table_select(sel, table, gpursa_exp_window(d, bits, pos, W));
-        GPURSA_COOP_ROLLED
+        GPURSA_ROLLED
         for (int s = 0; s <= W; s++) {
-            GPURSA_COOP_UNROLL
+            GPURSA_UNROLL
             for (int l = 0; l < CO_L; l++)                   /* s public */
                 t[l] = s < W ? r[l] : sel[l];
             gpursa_coop_mul(c, r, r, t, m, m0inv);
@@ -588,48 +594,19 @@ GPURSA_COOP_FN void gpursa_coop_exp(const gpursa_coop_ctx *c, uint32_t *r, const
     gpursa_coop_wipe(t, CO_L);
 }
 
-/* ---- a half's x^e ------------------------------------------------------------
- *
- * gpursa_coop_half_exp_public, for the factor and check stages
- * (gpursa_coop_epow.h): on 32-bit limbs here, or with GPURSA_COOP_FP on FP64
- * limbs (gpursa_coop_fp.h, included here with the rest of that arithmetic),
- * the same signature either way. */
-#ifdef GPURSA_COOP_FP
-#include "gpu/gpursa_coop_fp.h"
-#else
-/* This half's v = x^e for the key's public e, times R_n = R^2 (the whole
- * modulus' Montgomery radix) when scaled (public): with v' = v, or v R^2 when
- * scaled, xm = v' R mod m and y = v' mod m (32-bit slices, < m) for the
- * full-length x = (lo, hi) < m R. t: scratch. */
-GPURSA_COOP_FN void gpursa_coop_half_exp_public(const gpursa_coop_ctx *c, int h, const gpursa_rsa_keydata *kd,
-                                                const uint32_t *m, uint32_t m0inv, const uint32_t *lo,
-                                                const uint32_t *hi, uint32_t *xm, uint32_t *y, uint32_t *t,
-                                                int scaled)
-{
-    uint32_t u[CO_L];
-    gpursa_coop_load(c, t, h ? kd->q_rrr : kd->p_rrr);
-    gpursa_coop_to_mont(c, u, lo, hi, m, m0inv, t);                         /* x R */
-    gpursa_coop_exp_public(c, xm, u, kd->e, m, m0inv);                      /* v R */
-    gpursa_coop_wipe(u, CO_L);
-    if (scaled)
-        gpursa_coop_mul(c, xm, xm, t, m, m0inv);                            /* v R^3 */
-    gpursa_coop_mont(c, y, xm, NULL, NULL, NULL, m, m0inv);                 /* v' mod m */
-}
-#endif /* GPURSA_COOP_FP */
-
 /* (lo, hi) = a * b, both half-length, no reduction: the CIOS loop without
  * m; limb i of the product leaves lane 0 at step i and is kept by lane i/L. */
-GPURSA_COOP_FN void gpursa_coop_mpmul(const gpursa_coop_ctx *c, uint32_t *lo, uint32_t *hi, const uint32_t *a,
-                                      const uint32_t *b)
+static GPURSA_DEV void gpursa_coop_mpmul(const gpursa_coop_ctx *c, uint32_t *lo, uint32_t *hi, const uint32_t *a,
+                                         const uint32_t *b)
 {
     uint64_t cy = 0;
     const int top = c->k == CO_T - 1;
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++)
         hi[l] = lo[l] = 0;
-    GPURSA_COOP_ROLLED
+    GPURSA_ROLLED
     for (int i0 = 0; i0 < CO_T; i0++) {
-        GPURSA_COOP_UNROLL
+        GPURSA_UNROLL
         for (int j = 0; j < CO_L; j++) {
             uint32_t limb, up;
             cy += gpursa_coop_mac(hi, a, gpursa_coop_shfl(c, b[j], c->gbase + i0));
@@ -637,7 +614,7 @@ GPURSA_COOP_FN void gpursa_coop_mpmul(const gpursa_coop_ctx *c, uint32_t *lo, ui
             lo[j] = c->k == i0 ? limb : lo[j];               /* public select */
             up = gpursa_coop_shfl(c, hi[0], top ? c->lane : c->lane + 1);
             up = top ? 0 : up;
-            GPURSA_COOP_UNROLL
+            GPURSA_UNROLL
             for (int l = 0; l < CO_L - 1; l++)
                 hi[l] = hi[l + 1];
             cy += up;
@@ -656,12 +633,12 @@ GPURSA_COOP_FN void gpursa_coop_mpmul(const gpursa_coop_ctx *c, uint32_t *lo, ui
  * in lo (the p group's; the q group's lo is what it discards) and the high
  * half in hi in both groups (the p group's, by shuffle). Every lane of the
  * item calls it; y, s, z, pm, prrr and aux are scratch (this lane's slices). */
-GPURSA_COOP_FN void gpursa_coop_garner(const gpursa_coop_ctx *c, int h, int partner, const gpursa_rsa_keydata *kd,
-                                       uint32_t *lo, uint32_t *hi, const uint32_t *x, uint32_t *y, uint32_t *s,
-                                       uint32_t *z, uint32_t *pm, uint32_t *prrr, uint32_t *aux)
+static GPURSA_DEV void gpursa_coop_garner(const gpursa_coop_ctx *c, int h, int partner, const gpursa_rsa_keydata *kd,
+                                          uint32_t *lo, uint32_t *hi, const uint32_t *x, uint32_t *y, uint32_t *s,
+                                          uint32_t *z, uint32_t *pm, uint32_t *prrr, uint32_t *aux)
 {
     uint32_t cin, hin, out;
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++)
         s[l] = gpursa_coop_shfl(c, y[l], partner);
     gpursa_coop_load(c, pm, kd->p);
@@ -670,7 +647,7 @@ GPURSA_COOP_FN void gpursa_coop_garner(const gpursa_coop_ctx *c, int h, int part
     cin = gpursa_coop_sub(z, x, y);
     cin = gpursa_coop_resolve(c, (int)cin, gpursa_coop_all(z, 0), &out);
     (void)gpursa_coop_sub1(z, cin);
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++)
         aux[l] = pm[l] & (0u - out);                                     /* + p if negative */
     cin = gpursa_coop_add(z, z, aux, 0);
@@ -685,7 +662,7 @@ GPURSA_COOP_FN void gpursa_coop_garner(const gpursa_coop_ctx *c, int h, int part
                                gpursa_coop_all(hi, 0xffffffffu), &hin, &out);
     (void)gpursa_coop_add1(lo, cin);
     (void)gpursa_coop_add1(hi, hin);
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++) {
         uint32_t vh = gpursa_coop_shfl(c, hi[l], partner);
         hi[l] = h ? vh : hi[l];
@@ -696,7 +673,7 @@ GPURSA_COOP_FN void gpursa_coop_garner(const gpursa_coop_ctx *c, int h, int part
 
 /* p, which the compiler must take as a new pointer, so that loads through
  * it are not merged with earlier loads of the same memory */
-GPURSA_COOP_FN const void *gpursa_coop_opaque(const void *p)
+static GPURSA_DEV const void *gpursa_coop_opaque(const void *p)
 {
 #ifdef __CUDACC__
     asm volatile("" : "+l"(p));
@@ -710,8 +687,12 @@ GPURSA_COOP_FN const void *gpursa_coop_opaque(const void *p)
  * the layout of in. tid = the thread's global index. Every thread of a warp
  * must call it (lanes past the end work on the last item, lanes left over
  * on the warp's last one, and neither stores), since all of them take part
- * in the shuffles. */
-GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
+ * in the shuffles. Where S::fp64 the secret exponentiation runs on FP64
+ * limbs (gpursa_coop_fp<S>, gpursa_coop_fp.h): the one place that chooses.
+ * Its steps are written here, in the item, rather than in a function of
+ * gpursa_coop_fp<S>: the compiler optimises such a function before it
+ * inlines it, and then lays out and schedules the FP64 kernels otherwise. */
+static GPURSA_DEV void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
 {
     gpursa_coop_ctx c;
     uint32_t sub;
@@ -725,9 +706,7 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
     const uint32_t *dexp = h ? kd->dq : kd->dp;
     uint32_t m[CO_L], pm[CO_L], prrr[CO_L], aux[CO_L];
     uint32_t lo[CO_L], hi[CO_L], x[CO_L], y[CO_L], z[CO_L], s[CO_L];
-#ifndef GPURSA_COOP_FP
-    uint32_t rrr[CO_L], one[CO_L], table[(1 << GPURSA_COOP_W) * CO_L];
-#endif
+    uint32_t rrr[CO_L], one[CO_L], table[(1 << S::W) * CO_L];  /* 32-bit limbs only */
 
     gpursa_coop_ctx_at(&c, tid, sub);
     const int partner = gpursa_coop_partner(&c, sub);
@@ -737,13 +716,13 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
      * same constant-time code then gives some value, which the unblinding
      * stage discards.) */
     gpursa_coop_load_soa(&c, lo, hi, a->in, item, a->stride);
-#ifdef GPURSA_COOP_FP
-    {
-        const uint64_t *m52 = h ? kd->q52 : kd->p52, *fin = GPURSA_FP_IN(kd, h);
+    if constexpr (S::fp64) {
+        using F = gpursa_coop_fp<S>;
+        const uint64_t *m52 = h ? kd->q52 : kd->p52, *fin = GPURSA_FP_IN(F::FP_FULL, kd, h);
         uint64_t mp = h ? kd->q0inv52 : kd->p0inv52;
-        double cf[FP_L], rf[FP_L], t[FP_L];
-        gpursa_fp_in_full(&c, cf, lo, hi, m, m0inv, fin, m52, mp);         /* in R52 */
-        gpursa_fp_exp(&c, rf, cf, dexp, m52, mp, GPURSA_FP_ONE(kd, h), tid); /* in^d R52 */
+        double cf[F::FP_L], rf[F::FP_L], t[F::FP_L];
+        F::gpursa_fp_in_full(&c, cf, lo, hi, m, m0inv, fin, m52, mp);      /* in R52 */
+        F::gpursa_fp_exp(&c, rf, cf, dexp, m52, mp, GPURSA_FP_ONE(F::FP_FULL, kd, h), tid); /* in^d R52 */
         /* The key's values are loaded again, through a pointer the
          * compiler cannot see through: else it keeps the first loads'
          * values in registers across the exponentiation, registers that
@@ -753,39 +732,38 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
         m52 = h ? kd->q52 : kd->p52;
         mp = h ? kd->q0inv52 : kd->p0inv52;
         gpursa_coop_load(&c, s, h ? kd->q_one : kd->p_one);
-        gpursa_fp_from32(&c, t, s);                                          /* R mod m */
-        gpursa_fp_mul_cold(c, rf, rf, t, m52, mp, 0);
-        gpursa_fp_out(&c, x, rf, m);                                         /* in^d R mod m */
-        GPURSA_COOP_UNROLL
-        for (int l = 0; l < FP_L; l++) {
+        F::gpursa_fp_from32(&c, t, s);                                       /* R mod m */
+        F::gpursa_fp_mul_cold(c, rf, rf, t, m52, mp, 0);
+        F::gpursa_fp_out(&c, x, rf, m);                                      /* in^d R mod m */
+        GPURSA_UNROLL
+        for (int l = 0; l < F::FP_L; l++) {
             ((volatile double *)cf)[l] = 0;
             ((volatile double *)rf)[l] = 0;
             ((volatile double *)t)[l] = 0;
         }
+    } else {
+        gpursa_coop_load(&c, rrr, h ? kd->q_rrr : kd->p_rrr);
+        gpursa_coop_load(&c, one, h ? kd->q_one : kd->p_one);
+        gpursa_coop_to_mont(&c, y, lo, hi, m, m0inv, rrr);              /* in R mod m */
+        gpursa_coop_exp(&c, x, y, dexp, m, m0inv, one, table);          /* in^d R mod m */
     }
-#else
-    gpursa_coop_load(&c, rrr, h ? kd->q_rrr : kd->p_rrr);
-    gpursa_coop_load(&c, one, h ? kd->q_one : kd->p_one);
-    gpursa_coop_to_mont(&c, y, lo, hi, m, m0inv, rrr);                  /* in R mod m */
-    gpursa_coop_exp(&c, x, y, dexp, m, m0inv, one, table);              /* in^d R mod m */
-#endif
     gpursa_coop_mont(&c, y, x, NULL, NULL, NULL, m, m0inv);              /* in^d mod m */
 
     gpursa_coop_garner(&c, h, partner, kd, lo, hi, x, y, s, z, pm, prrr, aux);
     /* the p group stores the low half of out, the q group the high half */
     if (live) {
-        GPURSA_COOP_UNROLL
+        GPURSA_UNROLL
         for (int l = 0; l < CO_L; l++)
             a->out[(size_t)(h * CO_H + c.k * CO_L + l) * a->stride + item] = h ? hi[l] : lo[l];
     }
     /* Wipes: the window table (local memory: powers of in) by stores that
      * reach it; the register arrays, everything else derived from in and the
      * key's values, as gpursa_coop_wipe can. */
-#ifndef GPURSA_COOP_FP
-    gpursa_mem_wipe(table, (1 << GPURSA_COOP_W) * CO_L);
-    gpursa_coop_wipe(rrr, CO_L);
-    gpursa_coop_wipe(one, CO_L);
-#endif
+    if constexpr (!S::fp64) {
+        gpursa_mem_wipe(table, (1 << S::W) * CO_L);
+        gpursa_coop_wipe(rrr, CO_L);
+        gpursa_coop_wipe(one, CO_L);
+    }
     gpursa_coop_wipe(lo, CO_L);
     gpursa_coop_wipe(hi, CO_L);
     gpursa_coop_wipe(x, CO_L);
@@ -797,5 +775,36 @@ GPURSA_COOP_FN void gpursa_coop_item(const gpursa_coop_args *a, uint32_t tid)
     gpursa_coop_wipe(prrr, CO_L);
     gpursa_coop_wipe(aux, CO_L);
 }
+};
+
+/* ---- a half's x^e on 32-bit limbs --------------------------------------------------
+ *
+ * For the factor and check stages (gpursa_coop_epow.h); gpursa_coop_fp<S>
+ * has the same function on FP64 limbs, and gpursa_coop_exp<S>
+ * (gpursa_coop_fp.h) picks one by S::fp64. */
+template <class S>
+struct gpursa_coop_int {
+using K = gpursa_coop<S>;
+static constexpr int CO_L = S::L;
+
+/* This half's v = x^e for the key's public e, times R_n = R^2 (the whole
+ * modulus' Montgomery radix) when scaled (public): with v' = v, or v R^2 when
+ * scaled, xm = v' R mod m and y = v' mod m (32-bit slices, < m) for the
+ * full-length x = (lo, hi) < m R. t: scratch. */
+static GPURSA_DEV void gpursa_coop_half_exp_public(const gpursa_coop_ctx *c, int h, const gpursa_rsa_keydata *kd,
+                                                   const uint32_t *m, uint32_t m0inv, const uint32_t *lo,
+                                                   const uint32_t *hi, uint32_t *xm, uint32_t *y, uint32_t *t,
+                                                   int scaled)
+{
+    uint32_t u[CO_L];
+    K::gpursa_coop_load(c, t, h ? kd->q_rrr : kd->p_rrr);
+    K::gpursa_coop_to_mont(c, u, lo, hi, m, m0inv, t);                      /* x R */
+    K::gpursa_coop_exp_public(c, xm, u, kd->e, m, m0inv);                   /* v R */
+    K::gpursa_coop_wipe(u, CO_L);
+    if (scaled)
+        K::gpursa_coop_mul(c, xm, xm, t, m, m0inv);                         /* v R^3 */
+    K::gpursa_coop_mont(c, y, xm, NULL, NULL, NULL, m, m0inv);              /* v' mod m */
+}
+};
 
 #endif /* GPURSA_COOP_H_INCLUDED */

@@ -22,8 +22,8 @@
  * The two stages that raise to e run on the CRT kernel's halves, where that
  * costs a fraction of what it costs here on the whole modulus.
  *
- * Shape: the includer compiles gpursa_coop.h with GPURSA_COOP_H = the limbs of
- * n (its "half" is the whole modulus) and GPURSA_COOP_L limbs a lane, so that a
+ * Shape: gpursa_nst<S> runs gpursa_coop<S> with S::H = the limbs of
+ * n (its "half" is the whole modulus) and S::L limbs a lane (gpursa_shapes.h), so that a
  * group of T = H / L lanes holds one full-length number. Each group runs its
  * own item (item = thread index / T; T divides 32, so no lane idles and no
  * group straddles two warps), and every shuffle and ballot names only the
@@ -39,13 +39,7 @@
 #ifndef GPURSA_COOP_NSTAGE_H
 #define GPURSA_COOP_NSTAGE_H
 
-#ifndef GPURSA_COOP_H_INCLUDED
-#error "include gpu/gpursa_coop.h (with GPURSA_COOP_H = limbs of n) first"
-#endif
-
-#if 32 % GPURSA_COOP_T != 0
-#error "nstage: a group of T lanes must divide the warp"
-#endif
+#include "gpu/gpursa_coop.h"
 
 /* The arguments of one launch of either stage (device pointers), as
  * gpursa_cuda_args: the batch's arrays, and the unblinding stage's test hooks.
@@ -61,71 +55,78 @@ typedef struct {
     int32_t test_skip, test_corrupt;    /* -1, or an item (tests only) */
 } gpursa_nst_args;
 
+/* The stages of shape S (gpursa_shapes.h: H the limbs of n) */
+template <class S>
+struct gpursa_nst {
+using K = gpursa_coop<S>;
+static constexpr int CO_L = S::L, CO_T = S::T;
+static_assert(32 % CO_T == 0, "nstage: a group of T lanes must divide the warp");
+
 /* Thread tid's group context; returns its item (which may lie past the
  * batch's end). */
-GPURSA_COOP_FN uint32_t gpursa_nst_place(gpursa_coop_ctx *c, uint32_t tid)
+static GPURSA_DEV uint32_t gpursa_nst_place(gpursa_coop_ctx *c, uint32_t tid)
 {
     c->k = (int)(tid % CO_T);
     c->lane = (int)(tid & 31u);
     c->gbase = c->lane - c->k;
-    c->mask = GPURSA_COOP_GMASK << c->gbase;
+    c->mask = K::GMASK << c->gbase;
     return tid / CO_T;
 }
 
 /* this lane's slice of item `item` of a SoA array of full-length numbers */
-GPURSA_COOP_FN void gpursa_nst_load_soa(const gpursa_coop_ctx *c, uint32_t *x, const uint32_t *soa,
-                                        uint32_t item, uint32_t stride)
+static GPURSA_DEV void gpursa_nst_load_soa(const gpursa_coop_ctx *c, uint32_t *x, const uint32_t *soa,
+                                           uint32_t item, uint32_t stride)
 {
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++)
         x[l] = soa[(size_t)(c->k * CO_L + l) * stride + item];
 }
 
-GPURSA_COOP_FN void gpursa_nst_store_soa(const gpursa_coop_ctx *c, uint32_t *soa, const uint32_t *x,
-                                         uint32_t item, uint32_t stride)
+static GPURSA_DEV void gpursa_nst_store_soa(const gpursa_coop_ctx *c, uint32_t *soa, const uint32_t *x,
+                                            uint32_t item, uint32_t stride)
 {
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++)
         soa[(size_t)(c->k * CO_L + l) * stride + item] = x[l];
 }
 
 /* All ones when the group's x < m (full-length values): the borrow out of x - m */
-GPURSA_COOP_FN uint32_t gpursa_nst_lt(const gpursa_coop_ctx *c, const uint32_t *x, const uint32_t *m)
+static GPURSA_DEV uint32_t gpursa_nst_lt(const gpursa_coop_ctx *c, const uint32_t *x, const uint32_t *m)
 {
     uint32_t d[CO_L], out;
-    uint32_t g = gpursa_coop_sub(d, x, m);
-    (void)gpursa_coop_resolve(c, (int)g, gpursa_coop_all(d, 0), &out);
+    uint32_t g = K::gpursa_coop_sub(d, x, m);
+    (void)K::gpursa_coop_resolve(c, (int)g, K::gpursa_coop_all(d, 0), &out);
     return 0u - out;
 }
 
 /* x += v over the group; returns the carry out of the top (0 or 1) */
-GPURSA_COOP_FN uint32_t gpursa_nst_add(const gpursa_coop_ctx *c, uint32_t *x, const uint32_t *v)
+static GPURSA_DEV uint32_t gpursa_nst_add(const gpursa_coop_ctx *c, uint32_t *x, const uint32_t *v)
 {
     uint32_t in, out;
-    uint32_t g = gpursa_coop_add(x, x, v, 0);
-    in = gpursa_coop_resolve(c, (int)g, gpursa_coop_all(x, 0xffffffffu), &out);
-    (void)gpursa_coop_add1(x, in);
+    uint32_t g = K::gpursa_coop_add(x, x, v, 0);
+    in = K::gpursa_coop_resolve(c, (int)g, K::gpursa_coop_all(x, 0xffffffffu), &out);
+    (void)K::gpursa_coop_add1(x, in);
     return out;
 }
 
 /* x &= mask, each word */
-GPURSA_COOP_FN void gpursa_nst_and(uint32_t *x, uint32_t mask)
+static GPURSA_DEV void gpursa_nst_and(uint32_t *x, uint32_t mask)
 {
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++)
         x[l] &= mask;
 }
 
-GPURSA_COOP_FN void gpursa_nst_wipe(uint32_t *x)
+static GPURSA_DEV void gpursa_nst_wipe(uint32_t *x)
 {
-    GPURSA_COOP_UNROLL
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++)
         ((volatile uint32_t *)x)[l] = 0;
 }
 
 /* The blinding stage, thread tid (every thread of a warp calls it: lanes
  * past the batch's end work on their last item and store nothing). */
-GPURSA_COOP_FN void gpursa_nst_blind(const gpursa_nst_args *a, uint32_t tid)
+static GPURSA_DEV void gpursa_nst_blind(const gpursa_nst_args *a, uint32_t tid)
 {
     gpursa_coop_ctx c;
     const uint32_t item_raw = gpursa_nst_place(&c, tid);
@@ -134,24 +135,24 @@ GPURSA_COOP_FN void gpursa_nst_blind(const gpursa_nst_args *a, uint32_t tid)
     const gpursa_rsa_keydata *kd = (const gpursa_rsa_keydata *)a->keys[item];
     uint32_t n[CO_L], rr[CO_L], x[CO_L], r[CO_L], y[CO_L], bad;
 
-    gpursa_coop_load(&c, n, kd->n);
-    gpursa_coop_load(&c, rr, kd->n_rr);
+    K::gpursa_coop_load(&c, n, kd->n);
+    K::gpursa_coop_load(&c, rr, kd->n_rr);
     gpursa_nst_load_soa(&c, x, a->in, item, a->stride);                  /* c */
     bad = ~gpursa_nst_lt(&c, x, n);
     gpursa_nst_load_soa(&c, r, a->r, item, a->stride);
     bad |= ~gpursa_nst_lt(&c, r, n);
     gpursa_nst_load_soa(&c, y, a->rinv, item, a->stride);
     bad |= ~gpursa_nst_lt(&c, y, n);
-    gpursa_coop_mul(&c, y, y, rr, n, kd->n0inv);                         /* rinv R */
-    gpursa_coop_mul(&c, rr, r, y, n, kd->n0inv);                         /* r rinv mod n */
-    GPURSA_COOP_UNROLL
+    K::gpursa_coop_mul(&c, y, y, rr, n, kd->n0inv);                         /* rinv R */
+    K::gpursa_coop_mul(&c, rr, r, y, n, kd->n0inv);                         /* r rinv mod n */
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++)
         r[l] = (c.k == 0 && l == 0) ? 1u : 0u;                            /* 1 (public) */
-    bad |= ~gpursa_coop_eq(&c, rr, r);
+    bad |= ~K::gpursa_coop_eq(&c, rr, r);
     /* A R mod n from the factor stage (< n: Garner's output; what a faulty
      * factor stage leaves gives a c_b that the check refuses) */
     gpursa_nst_load_soa(&c, r, a->re, item, a->stride);
-    gpursa_coop_mul(&c, x, x, r, n, kd->n0inv);                          /* c A mod n */
+    K::gpursa_coop_mul(&c, x, x, r, n, kd->n0inv);                          /* c A mod n */
     gpursa_nst_and(x, ~bad);
     gpursa_nst_and(y, ~bad);
     if (live) {
@@ -167,7 +168,7 @@ GPURSA_COOP_FN void gpursa_nst_blind(const gpursa_nst_args *a, uint32_t tid)
 }
 
 /* The unblinding stage, thread tid (as gpursa_nst_blind). */
-GPURSA_COOP_FN void gpursa_nst_unblind(const gpursa_nst_args *a, uint32_t tid)
+static GPURSA_DEV void gpursa_nst_unblind(const gpursa_nst_args *a, uint32_t tid)
 {
     gpursa_coop_ctx c;
     const uint32_t item_raw = gpursa_nst_place(&c, tid);
@@ -178,22 +179,22 @@ GPURSA_COOP_FN void gpursa_nst_unblind(const gpursa_nst_args *a, uint32_t tid)
     const uint32_t corrupt = item == (uint32_t)a->test_corrupt ? 0xffffffffu : 0u;
     uint32_t n[CO_L], o[CO_L], x[CO_L], y[CO_L], st, ok;
 
-    gpursa_coop_load(&c, n, kd->n);
+    K::gpursa_coop_load(&c, n, kd->n);
     /* the status word as it was: lane 0 of the group overwrites it at the end,
      * so every lane takes it from a shuffle here rather than from a load the
      * compiler might move after that store */
     st = gpursa_coop_shfl(&c, (uint32_t)a->status[item], c.gbase);
     gpursa_nst_load_soa(&c, x, a->out, item, a->stride);                 /* m */
     gpursa_nst_load_soa(&c, y, a->rinv, item, a->stride);                /* rinv R */
-    gpursa_coop_mul(&c, o, x, y, n, kd->n0inv);                          /* m rinv mod n */
-    GPURSA_COOP_UNROLL
+    K::gpursa_coop_mul(&c, o, x, y, n, kd->n0inv);                          /* m rinv mod n */
+    GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++)
         x[l] = n[l] & corrupt;
     ok = ~(0u - gpursa_nst_add(&c, o, x));                               /* o (+ n): no carry out */
     ok &= gpursa_nst_lt(&c, o, n);                                       /* ... and o < n */
-    ok &= gpursa_coop_eqw(st, GPURSA_DEV_ST_BLINDED);
+    ok &= K::gpursa_coop_eqw(st, GPURSA_DEV_ST_BLINDED);
     gpursa_nst_and(o, ok);
-    st = gpursa_coop_status(ok, st, GPURSA_DEV_ST_UNBLINDED);
+    st = K::gpursa_coop_status(ok, st, GPURSA_DEV_ST_UNBLINDED);
     if (live) {
         gpursa_nst_store_soa(&c, a->out, o, item, a->stride);
         if (c.k == 0)
@@ -203,5 +204,7 @@ GPURSA_COOP_FN void gpursa_nst_unblind(const gpursa_nst_args *a, uint32_t tid)
     gpursa_nst_wipe(x);
     gpursa_nst_wipe(y);
 }
+
+};
 
 #endif /* GPURSA_COOP_NSTAGE_H */

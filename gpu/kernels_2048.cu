@@ -5,12 +5,8 @@
  * loads above 1,024 on devices without full-rate FP64 and of every load
  * under MPS there. Which COOP kernel runs a launch: gpursa_routes
  * (gpursa_cuda_load.h). */
-#define GPURSA_COOP_H 32
-#define GPURSA_COOP_L 4
-#define GPURSA_COOP_EPOW 1 /* and the factor and check stages (gpursa_coop_epow.h) */
-#ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
+/* the shape: gpursa_shape_2048 (gpursa_shapes.h) */
 #include "gpu/kernels_rsa.cuh"
 
-GPURSA_CUDA_SIZE(2048)
-GPURSA_EPOW_EXPORT(2048_int)
-#endif
+GPURSA_CUDA_SIZE(2048, gpursa_shape_2048)
+GPURSA_EPOW_EXPORT(gpursa_shape_2048, 2048_int)

@@ -4,10 +4,7 @@
  * shortest chain per multiplication, so a lone batch finishes sooner than on
  * the 4-limb kernel, and up to 1,024 items it is also the faster one on
  * Hopper (doc/design.md, "Why the kernels are shaped as they are"). */
-#define GPURSA_COOP_H 32
-#define GPURSA_COOP_L 2
-#ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
+/* the shape: gpursa_shape_2048n (gpursa_shapes.h) */
 #include "gpu/kernels_coop.cuh"
 
-GPURSA_COOP_EXPORT(gpursa_cuda_launch_2048_narrow, gpursa_cuda_regs_2048_narrow)
-#endif
+GPURSA_COOP_EXPORT(gpursa_shape_2048n, gpursa_cuda_launch_2048_narrow, gpursa_cuda_regs_2048_narrow)

@@ -1,10 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* gpursa CUDA backend: the modulus-n stages of RSA-4096 (kernels_nstage.cuh):
  * 128 limbs of n, 8 limbs a lane, a group of 16 lanes an item. */
-#define GPURSA_COOP_H 128
-#define GPURSA_COOP_L 8
-#ifndef GPURSA_COOP_SHAPE_ONLY /* the host tests take the shape above (tests/gpu/Makefile.am) */
 #include "gpu/kernels_nstage.cuh"
 
-GPURSA_NSTAGE_SIZE(4096)
-#endif
+GPURSA_NSTAGE_SIZE(4096, gpursa_shape_nstage_4096)

@@ -5,7 +5,7 @@
  * (variant FAST: gpursa_fx2_kernel), over the arithmetic of gpursa_mont.h.
  *
  * COOP, 2T threads per private operation: gpursa_coop.h (the size's file
- * sets its limbs per thread).
+ * names its shape, gpursa_shapes.h).
  *
  * FAST, two threads per private operation.
  * Why: with one thread per operation a batch of B items is B threads, and a
@@ -438,9 +438,9 @@ static int gpursa_fx_regs(void)
 
 /* Define the launcher and register query of one modulus size (H limbs per
  * CRT half) for kernels_<bits>.cu, and export the file's own COOP kernel
- * (32-bit limbs) as gpursa_cuda_launch_<bits>_int: the variant COOP runs
+ * (32-bit limbs, shape S) as gpursa_cuda_launch_<bits>_int: the variant COOP runs
  * the kernel the routing table picks (gpursa_cuda_launch_routed). */
-#define GPURSA_CUDA_SIZE(BITS)                                                              \
+#define GPURSA_CUDA_SIZE(BITS, S)                                                           \
     cudaError_t gpursa_cuda_launch_##BITS(gpursa_variant v, const gpursa_cuda_args *a,       \
                                           cudaStream_t s)                                   \
     {                                                                                       \
@@ -458,11 +458,12 @@ static int gpursa_fx_regs(void)
         case GPURSA_VARIANT_IMAD: return gpursa_fx_regs<BITS / 64, GPURSA_VARIANT_IMAD, 1>(); \
         case GPURSA_VARIANT_XMAD: return gpursa_fx_regs<BITS / 64, GPURSA_VARIANT_XMAD, 1>(); \
         case GPURSA_VARIANT_FAST: return gpursa_fx_regs<BITS / 64, GPURSA_VARIANT_FAST, 2>(); \
-        case GPURSA_VARIANT_COOP: return gpursa_coop_regs();                                \
+        case GPURSA_VARIANT_COOP: return gpursa_coop_regs<S>();                             \
         default: return 0;                                                                  \
         }                                                                                   \
     }                                                                                       \
-    GPURSA_COOP_EXPORT(gpursa_cuda_launch_##BITS##_int, gpursa_cuda_regs_##BITS##_int)
+    static_assert(64 * S::H == BITS && !S::fp64, "the size's 32-bit COOP shape");             \
+    GPURSA_COOP_EXPORT(S, gpursa_cuda_launch_##BITS##_int, gpursa_cuda_regs_##BITS##_int)
 #endif /* GPURSA_FX_HOST_TEST */
 
 #endif /* GPURSA_KERNELS_RSA_CUH */

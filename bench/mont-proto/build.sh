@@ -15,7 +15,7 @@ flags="-O3 -std=c++17 -arch=sm_90 -lineinfo"
 # today's FP64 form in the shapes of the kernels of 1024-, 1536- and 2048-bit halves
 for s in 1024:2048f2 1536:3072fw 2048:4096f; do
     bits=${s%%:*} file=${s#*:}
-    "$nvcc" $flags -I"$top" -DGPURSA_COOP_SHAPE_ONLY -include "$top/gpu/kernels_$file.cu" -DFPB_SFX="$bits" \
+    "$nvcc" $flags -I"$top" -DFPB_SHAPE=gpursa_shape_"$file" -DFPB_SFX="$bits" \
         -c "$here/fp64_shape.cu" -o "$out/fp64_$bits.o"
 done
 "$nvcc" $flags -I"$here" -c "$here/mont-proto.cu" -o "$out/mont-proto.o"

@@ -3,9 +3,9 @@
  * bench/mont-proto: today's FP64 Montgomery multiplication, gpursa_coop_fp.h's
  * gpursa_fp_mul / gpursa_fp_sqr, in the lane shape of one of gpursa's FP64
  * kernels: build.sh compiles this file once per shape with
- *   -DGPURSA_COOP_SHAPE_ONLY -include gpu/kernels_<file>.cu -DFPB_SFX=<bits>
- * (as tests/gpu/Makefile.am builds its shape tests), so the kernel file's own
- * macros (lanes, limbs, GPURSA_COOP_FP_EARLY) configure the code measured.
+ *   -DFPB_SHAPE=<the kernel's type in gpu/gpursa_shapes.h> -DFPB_SFX=<bits>
+ * (as tests/gpu/Makefile.am builds its shape tests), so the kernel's own
+ * shape (lanes, limbs, fp_early) configures the code measured.
  * One item is one CRT half's multiplication: T lanes (a group), 32 / T items
  * a warp (T = 3: ten, the two lanes left over compute on garbage and store
  * nothing); each item runs `iters` chained multiplications x = x y / R52
@@ -13,14 +13,14 @@
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
-#define GPURSA_COOP_THREADS 256
-#include "gpu/gpursa_coop.h"
+#include "gpu/gpursa_coop_fp.h"
 
 #define FPB_CAT2(a, b) a##b
 #define FPB_CAT(a, b) FPB_CAT2(a, b)
 #define FPB_FN(name) FPB_CAT(name, FPB_SFX)
 
-enum { FPB_PER_WARP = 32 / CO_T };
+typedef gpursa_coop_fp<FPB_SHAPE> F;
+enum { CO_T = FPB_SHAPE::T, FP_F = F::FP_F, FP_L = F::FP_L, FPB_PER_WARP = 32 / CO_T };
 
 template <int SQ>
 static __global__ void __launch_bounds__(256) fpb_kernel(const uint64_t *xin, const uint64_t *yin, const uint64_t *m52,
@@ -45,9 +45,9 @@ static __global__ void __launch_bounds__(256) fpb_kernel(const uint64_t *xin, co
 #pragma unroll 1
     for (int it = 0; it < iters; it++) {
         if (SQ)
-            gpursa_fp_sqr(&c, x, x, m, mp);
+            F::gpursa_fp_sqr(&c, x, x, m, mp);
         else
-            gpursa_fp_mul(&c, x, x, y, m, mp);
+            F::gpursa_fp_mul(&c, x, x, y, m, mp);
     }
     if (live)
         for (int l = 0; l < FP_L; l++)

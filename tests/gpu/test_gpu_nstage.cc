@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_gpu_nstage.c - the modulus-n stages of the CUDA path (blinding before
+ * test_gpu_nstage.cc - the modulus-n stages of the CUDA path (blinding before
  * the CRT kernel, unblinding after it: gpu/gpursa_coop_nstage.h)
  * run on the host by an emulated warp, against GMP. Built once per modulus
- * size with the shape of its kernel file (kernels_nstage_<bits>.cu, read by
- * the preprocessor alone: tests/gpu/Makefile.am).
+ * size with the shape of its kernel file (-DGPURSA_TEST_SHAPE=<the type of
+ * gpu/gpursa_shapes.h that kernels_nstage_<bits>.cu instantiates>:
+ * tests/gpu/Makefile.am).
  *
  * A group of T lanes runs one item and its lanes talk only through shuffles
  * and ballots over the group. Here the T lanes are T coroutines (ucontext) of
@@ -19,7 +20,7 @@
  * random and edge c (0, 1, n - 1)
  * and r (1, n - 1) under keys of e = 65537 and e = 3 mixed in a warp, and for
  * an A that is not r^e (the blinding stage multiplies by the A it is given;
- * the check stage refuses what follows: test_gpu_coop.c); BADINPUT, a zero
+ * the check stage refuses what follows: test_gpu_coop.cc); BADINPUT, a zero
  * c_b and a zero rinv R, and after unblinding still BADINPUT and a zero result for c >= n,
  * r >= n, rinv >= n, r rinv != 1 and r = 0; unblinding of m = c_b^d gives
  * c^d mod n and UNBLINDED; the test hook that adds n to a result (right
@@ -41,8 +42,10 @@
 #include <string.h>
 #include <ucontext.h>
 #include "gpu/gpursa_keyconv.h"
+#include <gmp.h>
+extern "C" {
 #include "tests/gpu/gpu_testutil.h"
-#include "gpu/gpursa_coop.h"
+}
 #include "gpu/gpursa_coop_nstage.h"
 #ifdef GPURSA_NSTAGE_CT
 #include "tests/gpu/gpu_ct.h"
@@ -53,7 +56,13 @@
 #define EMU_STACK_REGISTER(lo, hi) ((void)0)
 #endif
 
-#define NL GPURSA_COOP_H
+#ifndef GPURSA_TEST_SHAPE
+#error "build with -DGPURSA_TEST_SHAPE=<a shape of gpu/gpursa_shapes.h> (tests/gpu/Makefile.am)"
+#endif
+typedef gpursa_nst<GPURSA_TEST_SHAPE> N;
+enum { CO_T = N::CO_T };
+
+#define NL GPURSA_TEST_SHAPE::H
 #define BITS (32 * NL)
 #define PER_WARP (32 / CO_T)            /* items (groups) a warp */
 
@@ -113,7 +122,7 @@ static void emu_run_group(const gpursa_nst_args *a, void (*fn)(const gpursa_nst_
     emu_done = 0;
     for (int i = 0; i < CO_T; i++) {
         if (emu_stack[i] == NULL) {
-            emu_stack[i] = malloc(EMU_STACK_SIZE);
+            emu_stack[i] = (char *)malloc(EMU_STACK_SIZE);
             ck_assert_ptr_nonnull(emu_stack[i]);
             EMU_STACK_REGISTER(emu_stack[i], emu_stack[i] + EMU_STACK_SIZE);
         }
@@ -223,7 +232,7 @@ static void run_batch(item_spec *sp, int count, int extra, uint32_t first_group,
     mpz_inits(t, want, got, rad, rad_inv, NULL);
     mpz_setbit(rad, BITS);                               /* R, the stages' radix */
     gt_batch_init(&b, count, (uint32_t)(count + extra), NL);
-    uint32_t *re = calloc((size_t)NL * b.stride, 4);
+    uint32_t *re = (uint32_t *)calloc((size_t)NL * b.stride, 4);
     ck_assert_ptr_nonnull(re);
     for (int i = 0; i < count; i++) {
         const gt_rsa_key *k = &keys[sp[i].key];
@@ -254,7 +263,7 @@ static void run_batch(item_spec *sp, int count, int extra, uint32_t first_group,
 
     /* blind */
     mark_secret(&b, 0);
-    stage_run(&b, gpursa_nst_blind, first_group, groups);
+    stage_run(&b, N::gpursa_nst_blind, first_group, groups);
     mark_public(&b);
     ck_assert_int_eq(gt_batch_first_written(&b, count), -1);
     for (int i = (int)first_group; i < count && i < (int)(first_group + groups); i++) {
@@ -308,7 +317,7 @@ static void run_batch(item_spec *sp, int count, int extra, uint32_t first_group,
 
     /* unblind */
     mark_secret(&b, 1);
-    stage_run(&b, gpursa_nst_unblind, first_group, groups);
+    stage_run(&b, N::gpursa_nst_unblind, first_group, groups);
     mark_public(&b);
     ck_assert_int_eq(gt_batch_first_written(&b, count), -1);
     for (int i = (int)first_group; i < count && i < (int)(first_group + groups); i++) {
@@ -354,7 +363,7 @@ static void run_batch(item_spec *sp, int count, int extra, uint32_t first_group,
 
 static item_spec *specs_new(int count)
 {
-    item_spec *sp = malloc(sizeof(*sp) * (size_t)count);
+    item_spec *sp = (item_spec *)malloc(sizeof(*sp) * (size_t)count);
     ck_assert_ptr_nonnull(sp);
     for (int i = 0; i < count; i++)
         spec_init(&sp[i], i % keys_n);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_gpu_coop.c - the COOP kernel's algorithm (gpu/gpursa_coop.h, and
+ * test_gpu_coop.cc - the COOP kernel's algorithm (gpu/gpursa_coop.h, and
  * gpu/gpursa_coop_fp.h for FP64 limbs), run on the host by an emulated warp,
  * against GMP.
  *
@@ -10,9 +10,9 @@
  * host thread, switched round-robin at every shuffle and ballot, so each
  * lane sees exactly what the warp would give it (and a shuffle reaching
  * outside the item fails the test), and the very same C code the GPU runs is
- * checked on a machine without a GPU. Built once per size and lane shape
- * (GPURSA_COOP_H, GPURSA_COOP_L and GPURSA_COOP_FP on the command line, as
- * kernels_<bits>*.cu set them).
+ * checked on a machine without a GPU. Built once per kernel shape
+ * (-DGPURSA_TEST_SHAPE=<a type of gpu/gpursa_shapes.h>, the one that
+ * kernels_<bits>*.cu instantiates).
  *
  * The item computes m = in^d mod n by CRT for an input in < n (the blinded
  * value the blinding stage writes; the modulus-n stages around the kernel,
@@ -25,17 +25,17 @@
  * (the check stage is its only writer), and that an item with a wrong
  * dp or an input the blinding stage would refuse (>= n) changes no other
  * item's result. Batches of more than one warp's items also run a second
- * warp, which in the kernels with GPURSA_COOP_FP_STAGGER reads its window
+ * warp, which in the kernels with fp_stagger reads its window
  * entries later than the first.
  *
- * In the shapes that also build the factor and check stages (GPURSA_COOP_EPOW:
+ * In the shapes that also build the factor and check stages (epow:
  * gpu/gpursa_coop_epow.h), those too: the factor stage's A R mod n (A = r^e
  * mod n, R = 2^BITS, the modulus-n stages' radix) for random and edge r under keys of e = 65537 and e = 3 in one warp; the check
  * stage's OK (and the result kept) only for an UNBLINDED item whose o^e = c
  * mod n, and a zero result and no OK for an o wrong modulo p only, modulo q
  * only, or both, for a status word other than UNBLINDED (BADINPUT kept as
  * it is); the test hook that skips an item; lanes past the end storing
- * nothing. Under memcheck (GPURSA_COOP_CT) both stages on secret r, o and
+ * nothing. Under memcheck (GPURSA_TEST_CT) both stages on secret r, o and
  * status words.
  */
 #ifdef HAVE_CONFIG_H
@@ -46,20 +46,43 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
-#ifdef GPURSA_COOP_FP
 #include <fenv.h>
 #include <math.h>
-#endif
+#include <type_traits>
 #include "gpu/gpursa_keyconv.h"
+#include <gmp.h>
+extern "C" {
 #include "tests/gpu/gpu_testutil.h"
-#include "gpu/gpursa_coop.h"
-#ifdef GPURSA_COOP_EPOW
+}
 #include "gpu/gpursa_coop_epow.h"
-#endif
 
-#define BITS (64 * GPURSA_COOP_H)
-#define NL (2 * GPURSA_COOP_H)
-#define PER_WARP (32 / GPURSA_COOP_LANES)
+/* The shapes that only the constant-time tests take (tests/gpu/Makefile.am):
+ * RSA-2048's FP64 lanes with a 3-bit window (the option's other width: the
+ * whole table in local memory and a narrower top window), and
+ * gpursa_shape_2048f with the window entry read late in half the warps. */
+struct gpursa_test_shape_2048f_w3 : gpursa_shape_lanes<32, 8> {
+    static constexpr bool fp64 = true;
+    static constexpr int fp_w = 3;
+};
+struct gpursa_test_shape_2048f_st : gpursa_shape_2048f {
+    static constexpr bool fp_stagger = true;
+};
+
+#ifndef GPURSA_TEST_SHAPE
+#error "build with -DGPURSA_TEST_SHAPE=<a shape of gpu/gpursa_shapes.h> (tests/gpu/Makefile.am)"
+#endif
+typedef GPURSA_TEST_SHAPE S;
+typedef gpursa_coop<S> K;                     /* the 32-bit arithmetic, the item */
+typedef gpursa_epow<S> E;                     /* the factor and check stages */
+/* The FP64 arithmetic's tests are built at every shape and run where S::fp64;
+ * elsewhere they are built on RSA-2048's FP64 shape, to be left alone. */
+typedef std::conditional<S::fp64, S, gpursa_shape_2048f>::type SF;
+typedef gpursa_coop_fp<SF> F;
+enum { CO_H = S::H, CO_L = S::L, CO_T = S::T, FP_F = F::FP_F, FP_L = F::FP_L };
+
+#define BITS (64 * CO_H)
+#define NL (2 * CO_H)
+#define PER_WARP S::PER_WARP
 
 /* ---- the emulated item ------------------------------------------------------------- */
 
@@ -74,8 +97,8 @@
  * the stack pointer). Under ASan or TSan, which track stacks and intercept
  * swapcontext, in builds for shadow stacks (-fcf-protection), and on other
  * machines, the ucontext calls do it. */
-#define EMU_N (GPURSA_COOP_LANES + GPURSA_COOP_SPARE)
-#ifdef GPURSA_COOP_CT
+#define EMU_N (S::LANES + S::SPARE)
+#ifdef GPURSA_TEST_CT
 /* tells memcheck that a coroutine's stack is a stack (test_ct) */
 #include <valgrind/memcheck.h>
 #define EMU_STACK_REGISTER(lo, hi) ((void)VALGRIND_STACK_REGISTER((lo), (hi)))
@@ -104,7 +127,7 @@
 /* Save the callee-saved registers, MXCSR and the x87 control word on this
  * stack, store the stack pointer in *save, and resume the context whose
  * stack pointer is `to` (saved the same way, or made by emu_make). */
-void gpursa_emu_switch(void **save, void *to);
+extern "C" void gpursa_emu_switch(void **save, void *to);
 __asm__(".text\n"
         ".p2align 4\n"
         ".type gpursa_emu_switch, @function\n"
@@ -166,7 +189,7 @@ uint32_t gpursa_coop_emu_shfl(uint32_t v, int src)
     uint32_t base = emu_tid0 & 31;
     /* not ck_assert: a passing check costs Check a write to its parent in
      * fork mode, and this runs at every shuffle */
-    if (src < (int)base || src >= (int)base + GPURSA_COOP_LANES)
+    if (src < (int)base || src >= (int)base + S::LANES)
         ck_abort_msg("shuffle from lane %d outside the item", src);
     return emu_sync(v)[src];
 }
@@ -185,7 +208,7 @@ static void emu_lane_main(void)
     if (emu_lane_fn != NULL)
         emu_lane_fn(emu_tid0 + (uint32_t)emu_cur);
     else
-        gpursa_coop_item(emu_args, emu_tid0 + (uint32_t)emu_cur);
+        K::gpursa_coop_item(emu_args, emu_tid0 + (uint32_t)emu_cur);
     /* the last one back returns to the test, the others hand on */
 #ifdef EMU_FAST_SWITCH
     int me = emu_cur;
@@ -205,12 +228,12 @@ static void emu_lane_main(void)
 static void emu_run_item(const gpursa_coop_args *a, uint32_t warp, uint32_t slot)
 {
     emu_args = a;
-    emu_tid0 = 32 * warp + GPURSA_COOP_LANES * slot;
-    emu_n = GPURSA_COOP_LANES + (slot == GPURSA_COOP_PER_WARP - 1 ? GPURSA_COOP_SPARE : 0);
+    emu_tid0 = 32 * warp + S::LANES * slot;
+    emu_n = S::LANES + (slot == PER_WARP - 1 ? S::SPARE : 0);
     emu_done = 0;
     for (int i = 0; i < emu_n; i++) {
         if (emu_stack[i] == NULL) {
-            emu_stack[i] = malloc(EMU_STACK_SIZE);
+            emu_stack[i] = (char *)malloc(EMU_STACK_SIZE);
             ck_assert_ptr_nonnull(emu_stack[i]);
             EMU_STACK_REGISTER(emu_stack[i], emu_stack[i] + EMU_STACK_SIZE);
         }
@@ -252,16 +275,16 @@ static void batch_run_range(batch *b, uint32_t first, uint32_t slots)
     a.count = (uint32_t)b->count;
     a.stride = b->stride;
     for (uint32_t i = first; i < first + slots; i++)
-        emu_run_item(&a, i / GPURSA_COOP_PER_WARP, i % GPURSA_COOP_PER_WARP);
+        emu_run_item(&a, i / PER_WARP, i % PER_WARP);
 }
 
-#ifndef GPURSA_COOP_CT
+#ifndef GPURSA_TEST_CT
 /* Run the batch as the launch would: whole warps, so up to a warp's worth of
  * threads past the last item run too (and must store nothing). */
 static void batch_run(batch *b)
 {
-    batch_run_range(b, 0, ((uint32_t)b->count + GPURSA_COOP_PER_WARP - 1) / GPURSA_COOP_PER_WARP
-                              * GPURSA_COOP_PER_WARP);
+    batch_run_range(b, 0, ((uint32_t)b->count + PER_WARP - 1) / PER_WARP
+                              * PER_WARP);
 }
 #endif
 
@@ -275,7 +298,7 @@ static void keys_make(void)
 {
     for (int s = 0; s < keys_n; s++) {
         gt_rsa_keygen(&keys[s], BITS, s == 1 ? 3 : 65537, s);
-        kds[s] = malloc(sizeof(*kds[s]));
+        kds[s] = (gpursa_rsa_keydata *)malloc(sizeof(*kds[s]));
         if (kds[s] == NULL || gpursa_keyconv_load(kds[s], &keys[s].km) != GPURSA_GPU_OK)
             abort();
     }
@@ -290,8 +313,7 @@ static void keys_free(void)
     }
 }
 
-#ifdef GPURSA_COOP_FP
-#ifdef GPURSA_COOP_CT
+#ifdef GPURSA_TEST_CT
 #include "tests/gpu/gpu_ct.h"
 #endif
 /* ---- the FP64 Montgomery multiplication and squaring alone ---------------------------- */
@@ -309,8 +331,8 @@ static int fp_lane_at(gpursa_coop_ctx *c, uint32_t tid)
 {
     uint32_t sub;
     int spare;
-    (void)gpursa_coop_place(c, tid, &sub, &spare);
-    gpursa_coop_ctx_at(c, tid, sub);
+    (void)K::gpursa_coop_place(c, tid, &sub, &spare);
+    K::gpursa_coop_ctx_at(c, tid, sub);
     c->mask = 0xffffffffu;
     return (int)(sub / CO_T);
 }
@@ -320,13 +342,13 @@ static void fp_lane(uint32_t tid)
     gpursa_coop_ctx c;
     double m[FP_L], a[FP_L], b[FP_L], r[FP_L];
     const int h = fp_lane_at(&c, tid);
-    gpursa_fp_load(&c, m, fpt.m);
-    gpursa_fp_load(&c, a, fpt.a);
-    gpursa_fp_load(&c, b, fpt.b);
-    gpursa_fp_sqr(&c, r, a, m, fpt.mp);
+    F::gpursa_fp_load(&c, m, fpt.m);
+    F::gpursa_fp_load(&c, a, fpt.a);
+    F::gpursa_fp_load(&c, b, fpt.b);
+    F::gpursa_fp_sqr(&c, r, a, m, fpt.mp);
     for (int l = 0; l < FP_L; l++)
         fpt.sq[h][c.k * FP_L + l] = gpursa_fp_d2u52(r[l]);
-    gpursa_fp_mul(&c, r, a, b, m, fpt.mp);
+    F::gpursa_fp_mul(&c, r, a, b, m, fpt.mp);
     for (int l = 0; l < FP_L; l++)
         fpt.mul[h][c.k * FP_L + l] = gpursa_fp_d2u52(r[l]);
 }
@@ -370,7 +392,7 @@ static void fp_check(const mpz_t m, const mpz_t a, const mpz_t b)
     mpz_inits(r, x, y, NULL);
     fp_set(fpt.a, a);
     fp_set(fpt.b, b);
-#ifdef GPURSA_COOP_CT
+#ifdef GPURSA_TEST_CT
     SECRET(fpt.m, sizeof(fpt.m));
     SECRET(&fpt.mp, sizeof(fpt.mp));
     SECRET(fpt.a, sizeof(fpt.a));
@@ -379,7 +401,7 @@ static void fp_check(const mpz_t m, const mpz_t a, const mpz_t b)
     emu_lane_fn = fp_lane;
     emu_run_item(NULL, 0, 0);
     emu_lane_fn = NULL;
-#ifdef GPURSA_COOP_CT
+#ifdef GPURSA_TEST_CT
     PUBLIC(&fpt, sizeof(fpt));
 #endif
     for (int h = 0; h < 2; h++)
@@ -403,9 +425,7 @@ static void fp_modulus(mpz_t m, int k)
     memcpy(fpt.m, k % 2 ? kd->q52 : kd->p52, sizeof(fpt.m));
     fpt.mp = k % 2 ? kd->q0inv52 : kd->p0inv52;
 }
-#endif
 
-#ifdef GPURSA_COOP_EPOW
 /* ---- the factor and check stages (gpursa_coop_epow.h) ----------------------------------- */
 
 static gpursa_epow_args epow_args;
@@ -413,7 +433,7 @@ static int epow_check;
 
 static void epow_lane(uint32_t tid)
 {
-    gpursa_epow_item(&epow_args, tid, epow_check);
+    E::gpursa_epow_item(&epow_args, tid, epow_check);
 }
 
 /* Run item slots first .. first + slots - 1 of a launch of either stage:
@@ -431,15 +451,14 @@ static void epow_run(batch *b, int check, int32_t skip, uint32_t first, uint32_t
     epow_check = check;
     emu_lane_fn = epow_lane;
     for (uint32_t i = first; i < first + slots; i++)
-        emu_run_item(NULL, i / GPURSA_COOP_PER_WARP, i % GPURSA_COOP_PER_WARP);
+        emu_run_item(NULL, i / PER_WARP, i % PER_WARP);
     emu_lane_fn = NULL;
 }
 
 /* What an item of the check stage is given */
 enum { EP_GOOD, EP_WRONG_P, EP_WRONG_Q, EP_WRONG, EP_BLINDED, EP_PRESET, EP_BADINPUT, EP_OK_BEFORE };
-#endif
 
-#ifndef GPURSA_COOP_CT
+#ifndef GPURSA_TEST_CT
 static void make_input(mpz_t c, const gt_rsa_key *kk, int k)
 {
     switch (k) {
@@ -462,7 +481,7 @@ static void run_good(int nkeys, int k0, int count)
     mpz_t c, want, got;
     mpz_inits(c, want, got, NULL);
     batch_init(&b, count);
-    mpz_t *wants = malloc(sizeof(mpz_t) * (size_t)count);
+    mpz_t *wants = (mpz_t *)malloc(sizeof(mpz_t) * (size_t)count);
     ck_assert_ptr_nonnull(wants);
     for (int i = 0; i < count; i++) {
         int s = i % nkeys;
@@ -514,7 +533,7 @@ END_TEST
  * written. */
 START_TEST(test_bad_items_alone)
 {
-    gpursa_rsa_keydata *wrong = malloc(sizeof(*wrong));
+    gpursa_rsa_keydata *wrong = (gpursa_rsa_keydata *)malloc(sizeof(*wrong));
     gt_rsa_key *kk = &keys[0];
     batch b;
     const int count = scaled ? (PER_WARP < 4 ? 4 : PER_WARP) : PER_WARP * 2;
@@ -579,7 +598,6 @@ START_TEST(test_past_end)
 }
 END_TEST
 
-#ifdef GPURSA_COOP_EPOW
 /* The factor stage: A R mod n (A = r^e mod n, R = 2^BITS), keys of e = 65537,
  * e = 3 and another 65537
  * in turn, r random and the edges 0, 1, n - 1, p and a multiple of q; a warp
@@ -695,9 +713,7 @@ START_TEST(test_epow_skip)
     run_check(kinds, 1, PER_WARP + 1, _i ? PER_WARP : 0);
 }
 END_TEST
-#endif
 
-#ifdef GPURSA_COOP_FP
 /* gpursa_fp_mul and gpursa_fp_sqr on their own, modulo both primes of each
  * key, against GMP: every pair of edge operands (0, 1, m - 1, m, m + 1,
  * 2m - 1, the largest below 2m whose limbs are all ones from the bottom, and
@@ -742,9 +758,7 @@ START_TEST(test_fp_mont)
     mpz_clear(m);
 }
 END_TEST
-#endif
 
-#ifdef GPURSA_COOP_FP
 /* gpursa_fp_settle alone: the group's columns fps.col (both groups the
  * same), its limbs as integers in fps.out */
 static struct {
@@ -760,7 +774,7 @@ static void fp_settle_lane(uint32_t tid)
     const int h = fp_lane_at(&c, tid);
     for (int l = 0; l < FP_L; l++)
         acc[l] = fps.col[c.k * FP_L + l];
-    gpursa_fp_settle(&c, r, acc, fps.lazy);
+    F::gpursa_fp_settle(&c, r, acc, fps.lazy);
     for (int l = 0; l < FP_L; l++)
         fps.out[h][c.k * FP_L + l] = gpursa_fp_d2u52(r[l]);
 }
@@ -829,19 +843,19 @@ static void fp_convert_lane(uint32_t tid)
     uint32_t x[CO_L], m[CO_L], r[CO_L];
     double f[FP_L];
     const int h = fp_lane_at(&c, tid);
-    gpursa_coop_load(&c, x, fpc.x);
-    gpursa_fp_from32(&c, f, x);
+    K::gpursa_coop_load(&c, x, fpc.x);
+    F::gpursa_fp_from32(&c, f, x);
     for (int l = 0; l < FP_L; l++)
         fpc.from[h][c.k * FP_L + l] = gpursa_fp_d2u52(f[l]);
-    gpursa_fp_load(&c, f, fpc.f);
-    gpursa_fp_to32(&c, r, f);
+    F::gpursa_fp_load(&c, f, fpc.f);
+    F::gpursa_fp_to32(&c, r, f);
     for (int l = 0; l < CO_L; l++)
         fpc.to[h][c.k * CO_L + l] = r[l];
-    gpursa_coop_load(&c, m, fpc.m);
-    gpursa_fp_out(&c, r, f, m);
+    K::gpursa_coop_load(&c, m, fpc.m);
+    F::gpursa_fp_out(&c, r, f, m);
     for (int l = 0; l < CO_L; l++)
         fpc.out[h][c.k * CO_L + l] = r[l];
-    fpc.is1[h] = gpursa_fp_is1(&c, f);
+    fpc.is1[h] = F::gpursa_fp_is1(&c, f);
 }
 
 /* Modulo both primes of each key: x (below 2^(32 H)) and f (below 2m,
@@ -951,7 +965,6 @@ START_TEST(test_fp_prod)
     }
 }
 END_TEST
-#endif
 
 int main(void)
 {
@@ -970,17 +983,17 @@ int main(void)
         tcase_add_test(tc, test_past_end);
     }
     tcase_add_test(tc, test_bad_items_alone);
-#ifdef GPURSA_COOP_EPOW
-    tcase_add_test(tc, test_epow_factor);
-    tcase_add_test(tc, test_epow_check);
-    tcase_add_loop_test(tc, test_epow_skip, 0, 2);
-#endif
-#ifdef GPURSA_COOP_FP
-    tcase_add_test(tc, test_fp_prod);
-    tcase_add_test(tc, test_fp_settle);
-    tcase_add_test(tc, test_fp_convert);
-    tcase_add_test(tc, test_fp_mont);
-#endif
+    if (S::epow) {
+        tcase_add_test(tc, test_epow_factor);
+        tcase_add_test(tc, test_epow_check);
+        tcase_add_loop_test(tc, test_epow_skip, 0, 2);
+    }
+    if (S::fp64) {
+        tcase_add_test(tc, test_fp_prod);
+        tcase_add_test(tc, test_fp_settle);
+        tcase_add_test(tc, test_fp_convert);
+        tcase_add_test(tc, test_fp_mont);
+    }
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
@@ -990,7 +1003,7 @@ int main(void)
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
-#else /* GPURSA_COOP_CT */
+#else /* GPURSA_TEST_CT */
 
 /* Constant time, under valgrind memcheck (test_gpu_coop_ct.sh): the same
  * emulated warp with the key's secrets (p, q, dp, dq, qinv and every
@@ -1003,13 +1016,9 @@ int main(void)
 /* One item (its 2T lanes only: memcheck is ~50 times slower) of key _i
  * (0: random primes, e = 65537; with GPURSA_CT_ALL_KEYS set also 2: p just
  * above 2^(h-1), q just below 2^h): the batch's first, or with
- * GPURSA_COOP_FP_STAGGER the first of the second warp, which reads its
+ * S::fp_stagger the first of the second warp, which reads its
  * window entries late. */
-#ifdef GPURSA_COOP_FP_STAGGER
-#define CT_ITEM GPURSA_COOP_PER_WARP
-#else
-#define CT_ITEM 0
-#endif
+#define CT_ITEM (S::fp_stagger ? PER_WARP : 0)
 START_TEST(test_ct)
 {
     const int count = CT_ITEM + 1;
@@ -1020,7 +1029,7 @@ START_TEST(test_ct)
     mpz_inits(c, want, got, NULL);
     batch_init(&b, count);
     for (int k = 0; k < keys_n; k++) {
-        priv[k] = malloc(sizeof(*priv[k]));
+        priv[k] = (gpursa_rsa_keydata *)malloc(sizeof(*priv[k]));
         if (priv[k] == NULL)
             abort();
         memcpy(priv[k], kds[k], sizeof(*priv[k]));
@@ -1051,7 +1060,6 @@ START_TEST(test_ct)
 }
 END_TEST
 
-#ifdef GPURSA_COOP_EPOW
 /* The factor and check stages on key 0's secrets: the factor stage on a
  * secret r, then the check stage on two items whose o, status words and
  * outcome are secret: a right o (OK) and a wrong one (refused, from the
@@ -1059,7 +1067,7 @@ END_TEST
 START_TEST(test_ct_epow)
 {
     const int count = 2;
-    gpursa_rsa_keydata *priv = malloc(sizeof(*priv));
+    gpursa_rsa_keydata *priv = (gpursa_rsa_keydata *)malloc(sizeof(*priv));
     const gt_rsa_key *kk = &keys[0];
     const size_t words = (size_t)NL * 2;
     batch b;
@@ -1109,9 +1117,7 @@ START_TEST(test_ct_epow)
     mpz_clears(r, c, o, got, NULL);
 }
 END_TEST
-#endif
 
-#ifdef GPURSA_COOP_FP
 /* gpursa_fp_mul and gpursa_fp_sqr alone on secret operands, modulus and
  * m' (key 0's p, random operands below 2m) */
 START_TEST(test_ct_fp_mont)
@@ -1126,10 +1132,9 @@ START_TEST(test_ct_fp_mont)
     mpz_clears(m, a, b, NULL);
 }
 END_TEST
-#endif
 
 /* No fork: memcheck then follows the one process. With
- * GPURSA_COOP_CT_MONT (the FP64 lane shapes other than RSA-2048's 4-lane one) only
+ * GPURSA_TEST_CT_MONT (the FP64 lane shapes other than RSA-2048's 4-lane one) only
  * the multiplication and squaring: a whole operation of 3072 or 4096 bits
  * takes minutes under memcheck, and the rest of the item is the same code
  * at every shape. */
@@ -1138,20 +1143,18 @@ int main(void)
     gt_init();
     /* key generation is slow under memcheck: only the keys a test uses */
     keys_n = getenv("GPURSA_CT_ALL_KEYS") != NULL ? 3 : 1;
-#ifdef GPURSA_COOP_CT_MONT
+#ifdef GPURSA_TEST_CT_MONT
     keys_n = 1;
 #endif
     keys_make();
     Suite *s = suite_create("gpu_coop_ct");
     TCase *tc = tcase_create("ct");
     tcase_set_timeout(tc, 1200);
-#ifdef GPURSA_COOP_FP
-    tcase_add_test(tc, test_ct_fp_mont);
-#endif
-#ifdef GPURSA_COOP_EPOW
-    tcase_add_test(tc, test_ct_epow);
-#endif
-#ifndef GPURSA_COOP_CT_MONT
+    if (S::fp64)
+        tcase_add_test(tc, test_ct_fp_mont);
+    if (S::epow)
+        tcase_add_test(tc, test_ct_epow);
+#ifndef GPURSA_TEST_CT_MONT
     tcase_add_loop_test(tc, test_ct, 0, 1);
     if (getenv("GPURSA_CT_ALL_KEYS") != NULL)       /* ~90 s more under memcheck */
         tcase_add_loop_test(tc, test_ct, 2, 3);
@@ -1167,4 +1170,4 @@ int main(void)
     keys_free();
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
-#endif /* GPURSA_COOP_CT */
+#endif /* GPURSA_TEST_CT */
