@@ -32,6 +32,10 @@
 /* Batch-size classes of the completion estimate (gpursa_cuda_class): one per
  * count below 8, then four an octave up to GPURSA_CUDA_MAX_ITEMS */
 #define GPURSA_CUDA_CLASSES (8 + 4 * (24 - 2))
+/* Batches of up to GPURSA_CUDA_GRAPH_MAX items replay their stream operations
+ * as one CUDA graph (gpursa_cuda_batch_submit): the size classes up to it */
+#define GPURSA_CUDA_GRAPH_MAX 511
+#define GPURSA_CUDA_GRAPH_CLASSES (8 + 4 * (8 - 2))
 
 /* What the batches of one key size and size class took on the device, from
  * their first stream operation to ev_done, in ns (gpursa_cuda_est_note);
@@ -85,6 +89,14 @@ struct gpursa_gpu_batch {
                                               * and rinv with rinv R */
     gpursa_gpu_item *items;                  /* the submitted batch, until wait */
     size_t count;
+    size_t slots;                            /* items the launches ran: count, or the top
+                                              * of its size class for a graph (zero-padded) */
+    /* The stream operations of a batch of up to GPURSA_CUDA_GRAPH_MAX items,
+     * captured once per size class and CRT kernel, replayed with one call;
+     * no_graphs after a capture failed (then every batch launches each
+     * operation on its own, as larger ones do) */
+    cudaGraphExec_t graphs[GPURSA_CUDA_GRAPH_CLASSES][GPURSA_KERNEL_COUNT_ + 1];
+    int no_graphs;
     int submitted;                           /* 1 between submit and wait */
     int done;                                /* 1 after wait: poll answers finished */
     int failed;                              /* an error since submit: no item is OK */
@@ -582,6 +594,18 @@ static unsigned gpursa_cuda_class(size_t n)
     return 8 + 4 * (k - 3) + (unsigned)((n >> (k - 2)) & 3);
 }
 
+/* The largest count of n's size class */
+static size_t gpursa_cuda_class_top(size_t n)
+{
+    unsigned k = 3;
+
+    if (n < 8)
+        return n;
+    while ((n >> (k + 1)) != 0)
+        k++;
+    return (((n >> (k - 2)) + 1) << (k - 2)) - 1;
+}
+
 /* The estimate for a batch of n items of size index si, and its spread: the
  * class's, or else the nearest smaller class's that has one (more items take
  * no less time, so a borrowed estimate errs early); 0 when there is none. */
@@ -758,6 +782,10 @@ static void gpursa_cuda_batch_free(gpursa_gpu_batch *b)
             (void)cudaMemset(b->d_limbs, 0, 4 * b->nbytes * b->stride);
         (void)cudaDeviceSynchronize();
     }
+    for (int c = 0; c < GPURSA_CUDA_GRAPH_CLASSES; c++)
+        for (int k = 0; k <= GPURSA_KERNEL_COUNT_; k++)
+            if (b->graphs[c][k] != NULL)
+                (void)cudaGraphExecDestroy(b->graphs[c][k]);
     if (b->h_in != NULL) (void)cudaFreeHost(b->h_in);
     if (b->h_out != NULL) (void)cudaFreeHost(b->h_out);
     if (b->d_bytes != NULL) (void)cudaFree(b->d_bytes);
@@ -820,74 +848,42 @@ err:
     return rc;
 }
 
-static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items, size_t n)
+/*
+ * A batch's stream operations for `slots` items staged in h_in: one copy
+ * each way, one launch for each stage, events around them. `load` routes
+ * the CRT launch. `capture`: the stream is being captured into a graph,
+ * where each event record must be a node of its own (cudaEventRecordExternal,
+ * which CUDA refuses outside a capture). *what says which kind of operation
+ * failed (GPURSA_GPU_ERR_COPY or _LAUNCH).
+ */
+static cudaError_t gpursa_cuda_enqueue(gpursa_gpu_batch *b, size_t slots, uint32_t load,
+                                       int test_skip, int test_corrupt, int capture, int *what)
 {
-    gpursa_gpu_device *dev;
+    gpursa_gpu_device *dev = b->dev;
+    const size_t nb = b->nbytes, stride = b->stride, words = gpursa_cuda_words(b);
+    const gpursa_cuda_layout lay = gpursa_cuda_layout_of(nb, slots);
+    uint32_t *d_in = b->d_limbs, *d_r = d_in + words * stride, *d_rinv = d_r + words * stride,
+             *d_out = d_rinv + words * stride;
+    int32_t *d_status = (int32_t *)(b->d_bytes + lay.status);
+    const unsigned rec = capture ? cudaEventRecordExternal : cudaEventRecordDefault;
     gpursa_cuda_args a;
-    gpursa_cuda_layout lay;
-    size_t i, nb, stride, words;
-    uint32_t *d_in, *d_r, *d_rinv, *d_out;
-    const void **h_keys;
-    int32_t *d_status;
-    cudaError_t e = cudaSuccess;
-    int rc;
+    cudaError_t e;
 
-    if (b == NULL || items == NULL || n == 0 || n > b->max_items || b->submitted)
-        return GPURSA_GPU_ERR_INVALID;
-    dev = b->dev;
-    nb = b->nbytes;
-    lay = gpursa_cuda_layout_of(nb, n);
-    /* Check every item before touching anything: a bad one fails the call. */
-    for (i = 0; i < n; i++) {
-        const gpursa_gpu_key *k = items[i].key;
-        if (k == NULL || k->magic != GPURSA_CUDA_KEY_MAGIC || k->dev != dev || k->bits != b->bits
-            || items[i].in == NULL || items[i].r == NULL || items[i].rinv == NULL
-            || items[i].out == NULL)
-            return GPURSA_GPU_ERR_INVALID;
-    }
-    for (i = 0; i < n; i++)
-        items[i].status = GPURSA_ITEM_PENDING;
-    if ((rc = gpursa_cuda_enter(dev)) != GPURSA_GPU_OK)
-        return rc;
-
-    /* Stage: the key pointers, then three byte strings per item as the
-     * caller gave them (gpursa_cuda_layout). */
-    h_keys = (const void **)b->h_in;
-    for (i = 0; i < n; i++) {
-        unsigned char *s = b->h_in + lay.keys + 3 * nb * i;
-        memcpy(s, items[i].in, nb);
-        memcpy(s + nb, items[i].r, nb);
-        memcpy(s + 2 * nb, items[i].rinv, nb);
-        h_keys[i] = items[i].key->dkey;
-    }
-    stride = b->stride;
-    words = gpursa_cuda_words(b);
-    d_in = b->d_limbs;
-    d_r = d_in + words * stride;
-    d_rinv = d_r + words * stride;
-    d_out = d_rinv + words * stride;
-    d_status = (int32_t *)(b->d_bytes + lay.status);
-
-    /* Each stream operation costs the host about the same, whatever it
-     * moves or computes, and a batch of a few items pays it for every one:
-     * one copy each way, one launch for each stage. The wait's prediction
-     * counts from here (gpursa_cuda_wait_done). */
-    b->t_submit = gpursa_cuda_now_ns();
-    e = cudaEventRecord(b->ev_start, b->stream);
+    *what = GPURSA_GPU_ERR_COPY;
+    e = cudaEventRecordWithFlags(b->ev_start, b->stream, rec);
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(b->d_bytes, b->h_in, lay.in_len, cudaMemcpyHostToDevice, b->stream);
     if (e == cudaSuccess)
-        e = cudaEventRecord(b->ev_in, b->stream);
-    if (e != cudaSuccess) {
-        rc = gpursa_cuda_rc(dev, e, GPURSA_GPU_ERR_COPY);
-        goto fail;
-    }
+        e = cudaEventRecordWithFlags(b->ev_in, b->stream, rec);
+    if (e != cudaSuccess)
+        return e;
+    *what = GPURSA_GPU_ERR_LAUNCH;
     /* An item's three strings sit side by side (pitch 3*nb): each gets its
      * own limb array, in, r and rinv being consecutive. The same launch
      * presets every status word to a fault, on every launch: only the check
      * stage writes OK, so an item that no kernel finished (or a word left
      * from an earlier batch) never reads as OK. */
-    e = gpursa_cuda_pack(b->d_bytes + lay.keys, 3 * nb, 3, d_in, (uint32_t)nb, (uint32_t)n,
+    e = gpursa_cuda_pack(b->d_bytes + lay.keys, 3 * nb, 3, d_in, (uint32_t)nb, (uint32_t)slots,
                          (uint32_t)stride, d_status, b->stream);
     if (e == cudaSuccess) {
         a.keys = (const void *const *)b->d_bytes;
@@ -897,16 +893,14 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
         a.re = NULL;
         a.out = d_out;
         a.status = d_status;
-        a.count = (uint32_t)n;
+        a.count = (uint32_t)slots;
         a.stride = (uint32_t)stride;
-        int si = gpursa_size_index(b->bits);
-        uint32_t busy = __atomic_load_n(&dev->inflight[si], __ATOMIC_RELAXED);
-        a.load = gpursa_cuda_load(busy + (uint32_t)n, dev->sm_count);
+        a.load = load;
         a.shared = (uint32_t)dev->shared;
         a.fp64 = (uint32_t)dev->fp64;
-        a.test_skip = __atomic_load_n(&gpursa_cuda_fault_skip, __ATOMIC_RELAXED);
-        a.test_corrupt = __atomic_load_n(&gpursa_cuda_fault_corrupt, __ATOMIC_RELAXED);
-        gpursa_variant v = dev->by_size[si];
+        a.test_skip = test_skip;
+        a.test_corrupt = test_corrupt;
+        gpursa_variant v = dev->by_size[gpursa_size_index(b->bits)];
         /* A = r^e mod n, blind mod n, m = (c A)^d mod n by CRT, unblind, check
          * out^e = c mod n (gpursa_cuda_kernels.h) */
         e = gpursa_cuda_blind_factor(b->bits, &a, b->stream);           /* r -> A in out */
@@ -939,42 +933,175 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
      * with the caller's. Both end where the status words begin. */
     if (e == cudaSuccess) {
         const uint32_t *home[2] = {d_out, d_in};
-        e = gpursa_cuda_unpack(home, 2, b->d_bytes + lay.home, nb, (uint32_t)nb, (uint32_t)n,
+        e = gpursa_cuda_unpack(home, 2, b->d_bytes + lay.home, nb, (uint32_t)nb, (uint32_t)slots,
                                (uint32_t)stride, b->stream);
     }
     if (e == cudaSuccess)
-        e = cudaEventRecord(b->ev_kernel, b->stream);
-    if (e != cudaSuccess) {
-        rc = gpursa_cuda_rc(dev, e, GPURSA_GPU_ERR_LAUNCH);
-        goto fail;
-    }
+        e = cudaEventRecordWithFlags(b->ev_kernel, b->stream, rec);
+    if (e != cudaSuccess)
+        return e;
     /* results, echo and status words in one copy */
+    *what = GPURSA_GPU_ERR_COPY;
     e = cudaMemcpyAsync(b->h_out, b->d_bytes + lay.home, lay.home_len, cudaMemcpyDeviceToHost,
                         b->stream);
     if (e == cudaSuccess)
-        e = cudaEventRecord(b->ev_done, b->stream);
-    if (e != cudaSuccess) {
-        rc = gpursa_cuda_rc(dev, e, GPURSA_GPU_ERR_COPY);
-        goto fail;
-    }
+        e = cudaEventRecordWithFlags(b->ev_done, b->stream, rec);
+    if (e != cudaSuccess)
+        return e;
     /* Wipe the device copies of blinded inputs, blinding factors and results
      * once the results are home; ordered after the copy-out on this stream,
      * so the next batch on it starts after the wipe. One launch: the strings
-     * (the results and echo were written over them) and the n used columns
-     * of every limb row of in, r, rinv and out. */
-    (void)gpursa_cuda_wipe(b->d_bytes + lay.keys, 3 * nb * n, b->d_limbs, (uint32_t)(4 * words),
-                           (uint32_t)n, (uint32_t)stride, b->stream);
+     * (the results and echo were written over them) and the used columns
+     * of every limb row of in, r, rinv and out. A wipe that cannot be
+     * queued fails the batch: its device copies would stay. */
+    *what = GPURSA_GPU_ERR_LAUNCH;
+    return gpursa_cuda_wipe(b->d_bytes + lay.keys, 3 * nb * slots, b->d_limbs,
+                            (uint32_t)(4 * words), (uint32_t)slots, (uint32_t)stride, b->stream);
+}
+
+/*
+ * The graph of a batch of `slots` items (the top of a size class) whose CRT
+ * launch the routing table sends to `kernel`: captured from
+ * gpursa_cuda_enqueue on first use and kept. Each stream operation costs
+ * the host about the same, whatever it moves or computes (more under MPS,
+ * where each goes to the MPS server), and a batch of a few items pays for
+ * every one; a graph's launch is one call (doc/design.md, "What the queue's
+ * settings rest on"). NULL with *e cudaSuccess: no graph for this batch (a
+ * capture or instantiation that failed, after which the batch object
+ * launches every batch operation by operation); NULL with an error in *e:
+ * the error.
+ */
+static cudaGraphExec_t gpursa_cuda_graph(gpursa_gpu_batch *b, size_t slots, uint32_t load,
+                                         gpursa_kernel kernel, cudaError_t *e, int *what)
+{
+    cudaGraphExec_t *x = &b->graphs[gpursa_cuda_class(slots)][kernel];
+    cudaGraph_t g = NULL;
+    cudaError_t ec, ee;
+
+    *e = cudaSuccess;
+    if (*x != NULL)
+        return *x;
+    ec = cudaStreamBeginCapture(b->stream, cudaStreamCaptureModeThreadLocal);
+    if (ec == cudaSuccess) {
+        ec = gpursa_cuda_enqueue(b, slots, load, -1, -1, 1, what);
+        ee = cudaStreamEndCapture(b->stream, &g);
+        if (ec == cudaSuccess)
+            ec = ee;
+    }
+    if (ec == cudaSuccess)
+        ec = cudaGraphInstantiate(x, g, 0);
+    if (g != NULL)
+        (void)cudaGraphDestroy(g);
+    if (ec == cudaSuccess)
+        return *x;
+    *x = NULL;
+    if (gpursa_cuda_sticky(ec)) {
+        *e = ec;
+        return NULL;
+    }
+    (void)cudaGetLastError();
+    if (b->dev->debug)
+        fprintf(stderr, "gpursa cuda: no graph for a batch of %zu items: %s\n", slots,
+                cudaGetErrorString(ec));
+    b->no_graphs = 1;
+    return NULL;
+}
+
+static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items, size_t n)
+{
+    gpursa_gpu_device *dev;
+    gpursa_cuda_layout lay;
+    cudaGraphExec_t graph = NULL;
+    size_t i, nb, slots = n;
+    const void **h_keys;
+    cudaError_t e = cudaSuccess;
+    int rc, si, test_skip, test_corrupt, what = GPURSA_GPU_ERR_LAUNCH;
+    uint32_t load;
+
+    if (b == NULL || items == NULL || n == 0 || n > b->max_items || b->submitted)
+        return GPURSA_GPU_ERR_INVALID;
+    dev = b->dev;
+    nb = b->nbytes;
+    /* Check every item before touching anything: a bad one fails the call. */
+    for (i = 0; i < n; i++) {
+        const gpursa_gpu_key *k = items[i].key;
+        if (k == NULL || k->magic != GPURSA_CUDA_KEY_MAGIC || k->dev != dev || k->bits != b->bits
+            || items[i].in == NULL || items[i].r == NULL || items[i].rinv == NULL
+            || items[i].out == NULL)
+            return GPURSA_GPU_ERR_INVALID;
+    }
+    for (i = 0; i < n; i++)
+        items[i].status = GPURSA_ITEM_PENDING;
+    if ((rc = gpursa_cuda_enter(dev)) != GPURSA_GPU_OK)
+        return rc;
+    si = gpursa_size_index(b->bits);
+    load = gpursa_cuda_load(__atomic_load_n(&dev->inflight[si], __ATOMIC_RELAXED) + (uint32_t)n,
+                            dev->sm_count);
+    test_skip = __atomic_load_n(&gpursa_cuda_fault_skip, __ATOMIC_RELAXED);
+    test_corrupt = __atomic_load_n(&gpursa_cuda_fault_corrupt, __ATOMIC_RELAXED);
+    /* A small batch runs as the graph of its size class, padded to the
+     * class's top with items of zeros (the first item's key; they come out
+     * BADINPUT and nobody reads them): a few items more cost a kernel that
+     * occupies a fraction of the device nothing. The fault-injection hooks
+     * change the kernels' arguments: their batches launch directly. */
+    if (!b->no_graphs && n <= GPURSA_CUDA_GRAPH_MAX && gpursa_cuda_class_top(n) <= b->stride
+        && test_skip < 0 && test_corrupt < 0) {
+        gpursa_kernel k = dev->by_size[si] != GPURSA_VARIANT_COOP
+                              ? GPURSA_KERNEL_COUNT_
+                              : gpursa_route_pick(b->bits, load, dev->shared, dev->fp64);
+        slots = gpursa_cuda_class_top(n);
+        lay = gpursa_cuda_layout_of(nb, slots);
+        /* captured over staging of the class's layout: the same every replay */
+        graph = gpursa_cuda_graph(b, slots, load, k, &e, &what);
+        if (e != cudaSuccess) {
+            rc = gpursa_cuda_rc(dev, e, what);
+            goto fail;
+        }
+        if (graph == NULL)
+            slots = n;
+    }
+    lay = gpursa_cuda_layout_of(nb, slots);
+
+    /* Stage: the key pointers, then three byte strings per item as the
+     * caller gave them (gpursa_cuda_layout); a graph's padding items get the
+     * first item's key and strings of zeros. */
+    h_keys = (const void **)b->h_in;
+    for (i = 0; i < n; i++) {
+        unsigned char *s = b->h_in + lay.keys + 3 * nb * i;
+        memcpy(s, items[i].in, nb);
+        memcpy(s + nb, items[i].r, nb);
+        memcpy(s + 2 * nb, items[i].rinv, nb);
+        h_keys[i] = items[i].key->dkey;
+    }
+    for (; i < slots; i++) {
+        memset(b->h_in + lay.keys + 3 * nb * i, 0, 3 * nb);
+        h_keys[i] = items[0].key->dkey;
+    }
+
+    /* The wait's prediction counts from here (gpursa_cuda_wait_done). */
+    b->t_submit = gpursa_cuda_now_ns();
+    if (graph != NULL) {
+        what = GPURSA_GPU_ERR_LAUNCH;
+        e = cudaGraphLaunch(graph, b->stream);
+    } else {
+        e = gpursa_cuda_enqueue(b, slots, load, test_skip, test_corrupt, 0, &what);
+    }
+    if (e != cudaSuccess) {
+        rc = gpursa_cuda_rc(dev, e, what);
+        goto fail;
+    }
     b->counted = (uint32_t)n;
-    __atomic_fetch_add(&dev->inflight[gpursa_size_index(b->bits)], b->counted, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&dev->inflight[si], b->counted, __ATOMIC_RELAXED);
     b->items = items;
     b->count = n;
+    b->slots = slots;
     b->submitted = 1;
     b->done = 0;
     b->failed = 0;
     return GPURSA_GPU_OK;
 fail:
     (void)cudaStreamSynchronize(b->stream);
-    memset(b->h_in + lay.keys, 0, 3 * nb * n);
+    memset(b->h_in + lay.keys, 0, 3 * nb * slots);
     return rc;
 }
 
@@ -1028,7 +1155,7 @@ static int gpursa_cuda_batch_wait(gpursa_gpu_batch *b)
         return GPURSA_GPU_ERR_INVALID;
     nb = b->nbytes;
     n = b->count;
-    lay = gpursa_cuda_layout_of(nb, n);
+    lay = gpursa_cuda_layout_of(nb, b->slots);
     h_status = (const int32_t *)(b->h_out + lay.home_status);
     rc = gpursa_cuda_enter(b->dev);
     if (rc == GPURSA_GPU_OK) {
@@ -1047,7 +1174,7 @@ static int gpursa_cuda_batch_wait(gpursa_gpu_batch *b)
         for (i = 0; i < n; i++) {
             gpursa_gpu_item *it = &b->items[i];
             it->status = gpursa_cuda_item_status((uint32_t)h_status[i],
-                                                 gpursa_cuda_same_bytes(b->h_out + nb * (n + i), it->in, nb));
+                                                 gpursa_cuda_same_bytes(b->h_out + nb * (b->slots + i), it->in, nb));
             if (it->status == GPURSA_ITEM_OK)
                 memcpy(it->out, b->h_out + nb * i, nb);
             else
@@ -1067,12 +1194,13 @@ static int gpursa_cuda_batch_wait(gpursa_gpu_batch *b)
     }
     /* Staging held blinded inputs, blinding factors and results (the key
      * pointers and status words are no secret). */
-    memset(b->h_in + lay.keys, 0, 3 * nb * n);
+    memset(b->h_in + lay.keys, 0, 3 * nb * b->slots);
     memset(b->h_out, 0, lay.home_status);
     b->submitted = 0;
     b->done = 1;
     b->items = NULL;
     b->count = 0;
+    b->slots = 0;
     return rc;
 }
 

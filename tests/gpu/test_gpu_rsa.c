@@ -541,6 +541,52 @@ START_TEST(test_backend_batch_mixed_keys)
 }
 END_TEST
 
+/* One batch object, reused for batches of few items whose counts fall in the
+ * same size class and in others, in turn: the CUDA backend runs each as the
+ * graph of its class (captured on first use, replayed after, padded to the
+ * class's top), so a replay must compute its own items, never the ones the
+ * graph was captured with or the padding. Two keys, an input >= n in every
+ * batch of 6 or more. */
+START_TEST(test_backend_small_batches_replayed)
+{
+    static const size_t counts[] = {10, 11, 10, 3, 37, 40, 37, 1, 11, 200, 255, 200};
+    const size_t ncounts = sizeof(counts) / sizeof(counts[0]);
+
+    if (backend_skip)
+        return;
+    gpursa_gpu_device *dev = open_dev(GPURSA_VARIANT_AUTO);
+    ck_assert_ptr_nonnull(dev);
+    gt_rsa_key *kk[2] = {get_key(_i, 0), get_key(_i, 1)};
+    gpursa_gpu_key *key[2];
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(ops->key_upload(dev, &kk[i]->km, &key[i]), GPURSA_GPU_OK);
+    gpursa_gpu_batch *batch = NULL;
+    ck_assert_int_eq(ops->batch_new(dev, key_bits[_i], 256, &batch), GPURSA_GPU_OK);
+    gpursa_gpu_item *items = calloc(256, sizeof(*items));
+    item_data *data = calloc(256, sizeof(*data));
+    ck_assert(items != NULL && data != NULL);
+    for (size_t t = 0; t < ncounts; t++) {
+        size_t n = counts[t];
+        for (size_t i = 0; i < n; i++) {
+            int expect = (i % 7 == 5) ? GPURSA_ITEM_BADINPUT : GPURSA_ITEM_OK;
+            item_make(&data[i], &items[i], key[(i + t) % 2], kk[(i + t) % 2],
+                      (int)(t * 7 + i), expect);
+        }
+        ck_assert_int_eq(ops->batch_submit(batch, items, n), GPURSA_GPU_OK);
+        ck_assert_int_eq(ops->batch_wait(batch), GPURSA_GPU_OK);
+        for (size_t i = 0; i < n; i++)
+            item_check(&data[i], &items[i], i);
+        assert_host_staging_wiped(batch);
+    }
+    ops->batch_free(batch);
+    for (int i = 0; i < 2; i++)
+        ops->key_free(dev, key[i]);
+    free(items);
+    free(data);
+    ops->device_close(dev);
+}
+END_TEST
+
 /* Key hygiene on the device: the hook reads a live key's device copy (it is
  * the key: not all zero), then keeps the allocation a key_free releases and
  * reads it back: every byte zero. CUDA backend only (the host backend's key
@@ -915,6 +961,7 @@ static Suite *make_backend_suite(void)
     TCase *tc = tcase_create("backend");
     tcase_set_timeout(tc, 900);
     tcase_add_loop_test(tc, test_backend_batch_mixed_keys, 0, 20);
+    tcase_add_loop_test(tc, test_backend_small_batches_replayed, 0, 4);
     tcase_add_test(tc, test_backend_refusals);
     tcase_add_test(tc, test_backend_device_key_wiped_on_free);
     tcase_add_loop_test(tc, test_backend_cuda_fault_items_fail_closed, 0, 4);
