@@ -32,10 +32,6 @@
 /* Batch-size classes of the completion estimate (gpursa_cuda_class): one per
  * count below 8, then four an octave up to GPURSA_CUDA_MAX_ITEMS */
 #define GPURSA_CUDA_CLASSES (8 + 4 * (24 - 2))
-/* Batches of up to GPURSA_CUDA_GRAPH_MAX items replay their stream operations
- * as one CUDA graph (gpursa_cuda_batch_submit): the size classes up to it */
-#define GPURSA_CUDA_GRAPH_MAX 511
-#define GPURSA_CUDA_GRAPH_CLASSES (8 + 4 * (8 - 2))
 
 /* What the batches of one key size and size class took on the device, from
  * their first stream operation to ev_done, in ns (gpursa_cuda_est_note);
@@ -578,32 +574,6 @@ static void gpursa_cuda_sleep_until(int64_t t)
     ts.tv_sec = (time_t)(t / 1000000000);
     ts.tv_nsec = (long)(t % 1000000000);
     (void)clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-}
-
-/* The size class of a batch of n items (1 <= n <= GPURSA_CUDA_MAX_ITEMS): n
- * itself below 8, then four classes an octave, so that the counts of one
- * class differ by less than a quarter. */
-static unsigned gpursa_cuda_class(size_t n)
-{
-    unsigned k = 3;
-
-    if (n < 8)
-        return (unsigned)n;
-    while ((n >> (k + 1)) != 0)              /* 2^k <= n < 2^(k+1) */
-        k++;
-    return 8 + 4 * (k - 3) + (unsigned)((n >> (k - 2)) & 3);
-}
-
-/* The largest count of n's size class */
-static size_t gpursa_cuda_class_top(size_t n)
-{
-    unsigned k = 3;
-
-    if (n < 8)
-        return n;
-    while ((n >> (k + 1)) != 0)
-        k++;
-    return (((n >> (k - 2)) + 1) << (k - 2)) - 1;
 }
 
 /* The estimate for a batch of n items of size index si, and its spread: the

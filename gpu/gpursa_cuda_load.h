@@ -2,12 +2,14 @@
 /*
  * gpursa CUDA backend: what routes a COOP launch: the load that picks a
  * kernel's lane width, counted for the device's number of SMs, and the one
- * table of which kernel runs which launch. No CUDA types: the host tests
- * check both.
+ * table of which kernel runs which launch; and the size classes of a batch
+ * (the completion estimate's, and the graphs' of small batches). No CUDA
+ * types: the host tests check them.
  */
 #ifndef GPURSA_CUDA_LOAD_H
 #define GPURSA_CUDA_LOAD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The routing table's load thresholds (gpursa_routes, below) are set for devices
@@ -123,5 +125,39 @@ static inline gpursa_kernel gpursa_route_pick(int bits, uint32_t load, int share
             return gpursa_routes[i].kernel;
     return GPURSA_KERNEL_COUNT_;
 }
+
+/* ---- the size classes of a batch ------------------------------------------------- */
+
+/* The size class of a batch of n items (1 <= n < 2^32): n itself below 8,
+ * then four classes an octave, so that the counts of one class differ by
+ * less than a quarter. */
+static inline unsigned gpursa_cuda_class(size_t n)
+{
+    unsigned k = 3;
+
+    if (n < 8)
+        return (unsigned)n;
+    while ((n >> (k + 1)) != 0)              /* 2^k <= n < 2^(k+1) */
+        k++;
+    return 8 + 4 * (k - 3) + (unsigned)((n >> (k - 2)) & 3);
+}
+
+/* The largest count of n's size class: a batch padded to it has less than a
+ * quarter more items (none below 8). */
+static inline size_t gpursa_cuda_class_top(size_t n)
+{
+    unsigned k = 3;
+
+    if (n < 8)
+        return n;
+    while ((n >> (k + 1)) != 0)
+        k++;
+    return (((n >> (k - 2)) + 1) << (k - 2)) - 1;
+}
+
+/* Batches of up to GPURSA_CUDA_GRAPH_MAX items replay their stream operations
+ * as one CUDA graph (gpursa_cuda_batch_submit): the size classes up to it */
+#define GPURSA_CUDA_GRAPH_MAX 511
+#define GPURSA_CUDA_GRAPH_CLASSES (8 + 4 * (8 - 2))
 
 #endif /* GPURSA_CUDA_LOAD_H */

@@ -771,6 +771,52 @@ START_TEST(test_names_and_strings)
 }
 END_TEST
 
+/* The size classes of a batch (gpursa_cuda_load.h): every count up to 2^16,
+ * and the octave boundaries up to 2^24, against their definition: classes
+ * rise by one from count to count's class top, a class's top is its largest
+ * count, a batch padded to it has less than a quarter more items, and the
+ * graphs' classes (counts up to GPURSA_CUDA_GRAPH_MAX) fit their table. */
+static void check_size_class(size_t n)
+{
+    unsigned c = gpursa_cuda_class(n);
+    size_t top = gpursa_cuda_class_top(n);
+
+    ck_assert_uint_ge(top, n);
+    ck_assert_uint_eq(gpursa_cuda_class(top), c);
+    ck_assert_uint_eq(gpursa_cuda_class(top + 1), c + 1);
+    ck_assert_uint_eq(gpursa_cuda_class_top(top), top);
+    if (n < 8)
+        ck_assert_uint_eq(top, n);
+    else
+        ck_assert_msg(4 * (top - n) < n, "class top %zu of %zu: a quarter more or above", top, n);
+}
+
+START_TEST(test_cuda_size_classes)
+{
+    unsigned prev = 0;
+
+    for (size_t n = 1; n <= (size_t)1 << 16; n++) {
+        unsigned c = gpursa_cuda_class(n);
+
+        ck_assert_uint_le(prev, c);
+        ck_assert_uint_le(c, prev + 1);
+        prev = c;
+        check_size_class(n);
+    }
+    for (size_t k = 17; k < 24; k++)
+        for (size_t d = 0; d < 3; d++) {
+            check_size_class(((size_t)1 << k) - 1 + d);
+            check_size_class(((size_t)5 << (k - 2)) - 1 + d);
+        }
+    /* the classes 1-7, then 8-9, 10-11, 12-13, 14-15, 16-19, ... */
+    ck_assert_uint_eq(gpursa_cuda_class_top(8), 9);
+    ck_assert_uint_eq(gpursa_cuda_class_top(11), 11);
+    ck_assert_uint_eq(gpursa_cuda_class_top(100), 111);
+    ck_assert_uint_eq(gpursa_cuda_class_top(GPURSA_CUDA_GRAPH_MAX), GPURSA_CUDA_GRAPH_MAX);
+    ck_assert_uint_eq(gpursa_cuda_class(GPURSA_CUDA_GRAPH_MAX), GPURSA_CUDA_GRAPH_CLASSES - 1);
+}
+END_TEST
+
 /* The CUDA launchers' load, in items on a 132-SM device: the same count on
  * such a device, more on fewer SMs and fewer on more (rounded up, so a
  * lone item is never a load of 0), and nothing that wraps. */
@@ -948,6 +994,7 @@ static Suite *make_rsa_op_suite(void)
     tcase_add_loop_test(tc, test_keyconv_constants, 0, 4);
     tcase_add_test(tc, test_names_and_strings);
     tcase_add_test(tc, test_cuda_load_by_sms);
+    tcase_add_test(tc, test_cuda_size_classes);
     tcase_add_test(tc, test_cuda_routes);
     tcase_add_test(tc, test_host_threads_as_opened);
     tcase_add_test(tc, test_cuda_status_word_fails_closed);
