@@ -982,7 +982,7 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
     gpursa_gpu_device *dev;
     gpursa_cuda_layout lay;
     cudaGraphExec_t graph = NULL;
-    size_t i, nb, slots = n;
+    size_t i, nb, slots = n, top = gpursa_cuda_class_top(n);
     const void **h_keys;
     cudaError_t e = cudaSuccess;
     int rc, si, test_skip, test_corrupt, what = GPURSA_GPU_ERR_LAUNCH;
@@ -1014,21 +1014,18 @@ static int gpursa_cuda_batch_submit(gpursa_gpu_batch *b, gpursa_gpu_item *items,
      * BADINPUT and nobody reads them): a few items more cost a kernel that
      * occupies a fraction of the device nothing. The fault-injection hooks
      * change the kernels' arguments: their batches launch directly. */
-    if (!b->no_graphs && n <= GPURSA_CUDA_GRAPH_MAX && gpursa_cuda_class_top(n) <= b->stride
-        && test_skip < 0 && test_corrupt < 0) {
+    if (!b->no_graphs && n <= GPURSA_CUDA_GRAPH_MAX && test_skip < 0 && test_corrupt < 0
+        && top <= b->stride) {
         gpursa_kernel k = dev->by_size[si] != GPURSA_VARIANT_COOP
                               ? GPURSA_KERNEL_COUNT_
                               : gpursa_route_pick(b->bits, load, dev->shared, dev->fp64);
-        slots = gpursa_cuda_class_top(n);
-        lay = gpursa_cuda_layout_of(nb, slots);
-        /* captured over staging of the class's layout: the same every replay */
-        graph = gpursa_cuda_graph(b, slots, load, k, &e, &what);
-        if (e != cudaSuccess) {
-            rc = gpursa_cuda_rc(dev, e, what);
-            goto fail;
-        }
-        if (graph == NULL)
-            slots = n;
+        /* captured over staging of the class's layout: the same every replay;
+         * a capture queues nothing, so a failed one leaves nothing to undo */
+        graph = gpursa_cuda_graph(b, top, load, k, &e, &what);
+        if (e != cudaSuccess)
+            return gpursa_cuda_rc(dev, e, what);
+        if (graph != NULL)
+            slots = top;
     }
     lay = gpursa_cuda_layout_of(nb, slots);
 
