@@ -820,7 +820,8 @@ err:
 
 /*
  * A batch's stream operations for `slots` items staged in h_in: one copy
- * each way, one launch for each stage, events around them. `load` routes
+ * each way, one launch for each stage (or one for all of them, where the
+ * routed kernel has a fused form), events around them. `load` routes
  * the CRT launch. `capture`: the stream is being captured into a graph,
  * where each event record must be a node of its own (cudaEventRecordExternal,
  * which CUDA refuses outside a capture). *what says which kind of operation
@@ -871,6 +872,16 @@ static cudaError_t gpursa_cuda_enqueue(gpursa_gpu_batch *b, size_t slots, uint32
         a.test_skip = test_skip;
         a.test_corrupt = test_corrupt;
         gpursa_variant v = dev->by_size[gpursa_size_index(b->bits)];
+        /* the whole operation in one kernel, where the routed COOP kernel has
+         * that form (gpursa_cuda_kernels.h; RSA-3072 and 4096 at heavy loads) */
+        if (v == GPURSA_VARIANT_COOP) {
+            e = gpursa_cuda_launch_fused(b->bits, &a, b->stream);
+            if (e == cudaSuccess)
+                goto unpack;
+            if (e != cudaErrorNotSupported)
+                return e;
+            e = cudaSuccess;
+        }
         /* A = r^e mod n, blind mod n, m = (c A)^d mod n by CRT, unblind, check
          * out^e = c mod n (gpursa_cuda_kernels.h) */
         e = gpursa_cuda_blind_factor(b->bits, &a, b->stream);           /* r -> A in out */
@@ -901,6 +912,7 @@ static cudaError_t gpursa_cuda_enqueue(gpursa_gpu_batch *b, size_t slots, uint32
      * against: its check (out^e == in mod n) cannot see an input corrupted
      * on its way in (copy, device memory), so batch_wait compares the echo
      * with the caller's. Both end where the status words begin. */
+unpack:
     if (e == cudaSuccess) {
         const uint32_t *home[2] = {d_out, d_in};
         e = gpursa_cuda_unpack(home, 2, b->d_bytes + lay.home, nb, (uint32_t)nb, (uint32_t)slots,

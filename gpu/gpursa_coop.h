@@ -453,6 +453,25 @@ static GPURSA_DEV void gpursa_coop_wipe(uint32_t *p, int n)
         ((volatile uint32_t *)p)[l] = 0;
 }
 
+/* All ones when the group's x < m: the borrow out of x - m */
+static GPURSA_DEV uint32_t gpursa_coop_lt(const gpursa_coop_ctx *c, const uint32_t *x, const uint32_t *m)
+{
+    uint32_t d[CO_L], out;
+    uint32_t g = gpursa_coop_sub(d, x, m);
+    (void)gpursa_coop_resolve(c, (int)g, gpursa_coop_all(d, 0), &out);
+    return 0u - out;
+}
+
+/* x += v over the group; returns the carry out of the top (0 or 1) */
+static GPURSA_DEV uint32_t gpursa_coop_add_group(const gpursa_coop_ctx *c, uint32_t *x, const uint32_t *v)
+{
+    uint32_t in, out;
+    uint32_t g = gpursa_coop_add(x, x, v, 0);
+    in = gpursa_coop_resolve(c, (int)g, gpursa_coop_all(x, 0xffffffffu), &out);
+    (void)gpursa_coop_add1(x, in);
+    return out;
+}
+
 /* All ones when a == b (words, a mask, no comparison that could branch) */
 static GPURSA_DEV uint32_t gpursa_coop_eqw(uint32_t a, uint32_t b)
 {

@@ -90,25 +90,6 @@ static GPURSA_DEV void gpursa_nst_store_soa(const gpursa_coop_ctx *c, uint32_t *
         soa[(size_t)(c->k * CO_L + l) * stride + item] = x[l];
 }
 
-/* All ones when the group's x < m (full-length values): the borrow out of x - m */
-static GPURSA_DEV uint32_t gpursa_nst_lt(const gpursa_coop_ctx *c, const uint32_t *x, const uint32_t *m)
-{
-    uint32_t d[CO_L], out;
-    uint32_t g = K::gpursa_coop_sub(d, x, m);
-    (void)K::gpursa_coop_resolve(c, (int)g, K::gpursa_coop_all(d, 0), &out);
-    return 0u - out;
-}
-
-/* x += v over the group; returns the carry out of the top (0 or 1) */
-static GPURSA_DEV uint32_t gpursa_nst_add(const gpursa_coop_ctx *c, uint32_t *x, const uint32_t *v)
-{
-    uint32_t in, out;
-    uint32_t g = K::gpursa_coop_add(x, x, v, 0);
-    in = K::gpursa_coop_resolve(c, (int)g, K::gpursa_coop_all(x, 0xffffffffu), &out);
-    (void)K::gpursa_coop_add1(x, in);
-    return out;
-}
-
 /* x &= mask, each word */
 static GPURSA_DEV void gpursa_nst_and(uint32_t *x, uint32_t mask)
 {
@@ -138,11 +119,11 @@ static GPURSA_DEV void gpursa_nst_blind(const gpursa_nst_args *a, uint32_t tid)
     K::gpursa_coop_load(&c, n, kd->n);
     K::gpursa_coop_load(&c, rr, kd->n_rr);
     gpursa_nst_load_soa(&c, x, a->in, item, a->stride);                  /* c */
-    bad = ~gpursa_nst_lt(&c, x, n);
+    bad = ~K::gpursa_coop_lt(&c, x, n);
     gpursa_nst_load_soa(&c, r, a->r, item, a->stride);
-    bad |= ~gpursa_nst_lt(&c, r, n);
+    bad |= ~K::gpursa_coop_lt(&c, r, n);
     gpursa_nst_load_soa(&c, y, a->rinv, item, a->stride);
-    bad |= ~gpursa_nst_lt(&c, y, n);
+    bad |= ~K::gpursa_coop_lt(&c, y, n);
     K::gpursa_coop_mul(&c, y, y, rr, n, kd->n0inv);                         /* rinv R */
     K::gpursa_coop_mul(&c, rr, r, y, n, kd->n0inv);                         /* r rinv mod n */
     GPURSA_UNROLL
@@ -190,8 +171,8 @@ static GPURSA_DEV void gpursa_nst_unblind(const gpursa_nst_args *a, uint32_t tid
     GPURSA_UNROLL
     for (int l = 0; l < CO_L; l++)
         x[l] = n[l] & corrupt;
-    ok = ~(0u - gpursa_nst_add(&c, o, x));                               /* o (+ n): no carry out */
-    ok &= gpursa_nst_lt(&c, o, n);                                       /* ... and o < n */
+    ok = ~(0u - K::gpursa_coop_add_group(&c, o, x));                               /* o (+ n): no carry out */
+    ok &= K::gpursa_coop_lt(&c, o, n);                                       /* ... and o < n */
     ok &= K::gpursa_coop_eqw(st, GPURSA_DEV_ST_BLINDED);
     gpursa_nst_and(o, ok);
     st = K::gpursa_coop_status(ok, st, GPURSA_DEV_ST_UNBLINDED);

@@ -96,6 +96,21 @@ GPURSA_CUDA_EPOW_DECLARE(3072_fp)
 GPURSA_CUDA_EPOW_DECLARE(4096_fp)
 #undef GPURSA_CUDA_EPOW_DECLARE
 
+/* The whole operation, the five stages above, as one kernel
+ * (gpursa_coop_fused.h) on the COOP kernel that the routing table picks for
+ * this launch (a->load), where that kernel's shape sets `fused`
+ * (gpursa_shapes.h: RSA-3072's and 4096's heavy-load FP64 kernels); reads and
+ * writes what the five stages do. cudaErrorNotSupported, having queued
+ * nothing, where the picked kernel has no fused form: then the five stages
+ * run. */
+cudaError_t gpursa_cuda_launch_fused(int bits, const gpursa_cuda_args *a, cudaStream_t s);
+#define GPURSA_CUDA_FUSED_DECLARE(NAME)                                                      \
+    cudaError_t gpursa_cuda_fused_##NAME(const gpursa_cuda_args *a, cudaStream_t s);        \
+    int gpursa_cuda_fused_regs_##NAME(void);
+GPURSA_CUDA_FUSED_DECLARE(3072_fpw)
+GPURSA_CUDA_FUSED_DECLARE(4096_fp)
+#undef GPURSA_CUDA_FUSED_DECLARE
+
 /* Launch the private-operation kernel of one modulus size and variant on
  * stream s. Returns cudaErrorInvalidValue for a size/variant not built. */
 cudaError_t gpursa_cuda_launch_1024(gpursa_variant v, const gpursa_cuda_args *a, cudaStream_t s);

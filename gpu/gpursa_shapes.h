@@ -42,6 +42,9 @@ struct gpursa_shape_lanes {
     static constexpr bool one_block = false;
     /* the file also builds the factor and check stages (gpursa_coop_epow.h) */
     static constexpr bool epow = false;
+    /* the file also builds the whole operation as one kernel (gpursa_coop_fused.h),
+     * which a launch routed to this shape runs instead of the five stages */
+    static constexpr bool fused = false;
     static_assert(H % L == 0 && LANES <= 32, "COOP: L must divide H, and 2H/L lanes fit a warp");
 };
 
@@ -81,7 +84,7 @@ struct gpursa_shape_3072fn : gpursa_shape_lanes<48, 6> {
 /* RSA-3072, FP64, 3 lanes of 10 (30 limbs, the fewest that hold a half), two
  * lanes a warp left over: heavy loads and MPS; RSA-4096's lane code */
 struct gpursa_shape_3072fw : gpursa_shape_lanes<48, 16> {
-    static constexpr bool fp64 = true, fp_barrier = true, fp_stagger = true, one_block = true;
+    static constexpr bool fp64 = true, fp_barrier = true, fp_stagger = true, one_block = true, fused = true;
     static constexpr int fp_smem = 8;
 };
 /* RSA-4096, 32-bit, 16 lanes of 4: every load without full-rate FP64 */
@@ -91,7 +94,7 @@ struct gpursa_shape_4096 : gpursa_shape_lanes<64, 4> {
 /* RSA-4096, FP64, 4 lanes of 10: the most limb products a shuffle, for heavy
  * loads and MPS; more than 128 registers, so one block an SM */
 struct gpursa_shape_4096f : gpursa_shape_lanes<64, 16> {
-    static constexpr bool fp64 = true, fp_barrier = true, fp_stagger = true, one_block = true;
+    static constexpr bool fp64 = true, fp_barrier = true, fp_stagger = true, one_block = true, fused = true;
     static constexpr int fp_smem = 8;
 };
 /* RSA-4096, FP64, 8 lanes of 5 (8 of 32 bits), RSA-2048's FP64 lane shape: light loads */

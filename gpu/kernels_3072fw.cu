@@ -10,3 +10,4 @@
 #include "gpu/kernels_coop.cuh"
 
 GPURSA_COOP_EXPORT(gpursa_shape_3072fw, gpursa_cuda_launch_3072_fpw, gpursa_cuda_regs_3072_fpw)
+GPURSA_FUSED_EXPORT(gpursa_shape_3072fw, 3072_fpw)

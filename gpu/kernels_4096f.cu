@@ -12,3 +12,4 @@
 #include "gpu/kernels_coop.cuh"
 
 GPURSA_COOP_EXPORT(gpursa_shape_4096f, gpursa_cuda_launch_4096_fp, gpursa_cuda_regs_4096_fp)
+GPURSA_FUSED_EXPORT(gpursa_shape_4096f, 4096_fp)

@@ -2,8 +2,9 @@
 /*
  * gpursa CUDA backend: the COOP kernel (gpursa_coop.h) of a shape S
  * (gpursa_shapes.h), its launcher and register query, templates that each
- * kernels_<x>.cu instantiates for its own shape; and, where S::epow, the
- * factor and check stages on the same lanes.
+ * kernels_<x>.cu instantiates for its own shape; where S::epow, the
+ * factor and check stages on the same lanes; and where S::fused, the whole
+ * operation as one kernel (gpursa_coop_fused.h).
  */
 #ifndef GPURSA_KERNELS_COOP_CUH
 #define GPURSA_KERNELS_COOP_CUH
@@ -11,6 +12,7 @@
 #include "gpu/gpursa_cuda_kernels.h"
 #include "gpu/gpursa_coop_fp.h"
 #include "gpu/gpursa_coop_epow.h"
+#include "gpu/gpursa_coop_fused.h"
 
 /* ---- 2T threads per item (COOP, gpursa_coop.h) ----------------------------------------- */
 
@@ -170,6 +172,84 @@ static int gpursa_epow_regs(void)
     int gpursa_cuda_epow_regs_##NAME(void)                                                    \
     {                                                                                         \
         return gpursa_epow_regs<S>();                                                         \
+    }
+
+/* ---- the whole operation in one kernel (gpursa_coop_fused.h) ------------------------- */
+
+template <class S>
+static __global__ void __launch_bounds__(S::threads) gpursa_fused_kernel(gpursa_fused_args a)
+{
+    gpursa_fused<S>::gpursa_fused_item(&a, blockIdx.x * blockDim.x + threadIdx.x);
+}
+
+template <class S>
+static __global__ void __launch_bounds__(S::threads, 1) gpursa_fused_kernel_one_block(gpursa_fused_args a)
+{
+    gpursa_fused<S>::gpursa_fused_item(&a, blockIdx.x * blockDim.x + threadIdx.x);
+}
+
+template <class S>
+static const void *gpursa_fused_kernel_of(void)
+{
+    if constexpr (S::one_block)
+        return (const void *)gpursa_fused_kernel_one_block<S>;
+    else
+        return (const void *)gpursa_fused_kernel<S>;
+}
+
+template <class S>
+static cudaError_t gpursa_fused_launch(const gpursa_cuda_args *a, cudaStream_t s)
+{
+    const unsigned threads = S::threads;
+    const uint64_t lanes = (uint64_t)32 * ((a->count + S::PER_WARP - 1) / S::PER_WARP);
+    const unsigned blocks = (unsigned)((lanes + threads - 1) / threads);
+    gpursa_fused_args fa;
+    static_assert(S::fused, "the fused kernel is built on the shapes that set fused");
+    if (a->count == 0)
+        return cudaSuccess;
+    fa.keys = a->keys;
+    fa.in = a->in;
+    fa.r = a->r;
+    fa.rinv = a->rinv;
+    fa.out = a->out;
+    fa.status = a->status;
+    fa.count = a->count;
+    fa.stride = a->stride;
+    fa.test_skip = a->test_skip;
+    fa.test_corrupt = a->test_corrupt;
+    if constexpr (S::one_block)
+        gpursa_fused_kernel_one_block<S><<<blocks, threads, gpursa_coop_smem<S>(), s>>>(fa);
+    else
+        gpursa_fused_kernel<S><<<blocks, threads, gpursa_coop_smem<S>(), s>>>(fa);
+    return cudaGetLastError();
+}
+
+/* as gpursa_coop_regs: allows the shared memory, then the registers */
+template <class S>
+static int gpursa_fused_regs(void)
+{
+    cudaFuncAttributes attr;
+    if (gpursa_coop_smem<S>() > 48 * 1024
+        && cudaFuncSetAttribute(gpursa_fused_kernel_of<S>(), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)gpursa_coop_smem<S>()) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    if (cudaFuncGetAttributes(&attr, gpursa_fused_kernel_of<S>()) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return attr.numRegs;
+}
+
+#define GPURSA_FUSED_EXPORT(S, NAME)                                                          \
+    cudaError_t gpursa_cuda_fused_##NAME(const gpursa_cuda_args *a, cudaStream_t s)          \
+    {                                                                                         \
+        return gpursa_fused_launch<S>(a, s);                                                  \
+    }                                                                                         \
+    int gpursa_cuda_fused_regs_##NAME(void)                                                   \
+    {                                                                                         \
+        return gpursa_fused_regs<S>();                                                        \
     }
 
 #endif /* GPURSA_KERNELS_COOP_CUH */

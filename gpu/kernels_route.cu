@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* gpursa CUDA backend: the COOP kernels by name (gpursa_kernel), a COOP
- * launch on the kernel the routing table picks (gpursa_cuda_load.h), and
+ * launch on the kernel the routing table picks (gpursa_cuda_load.h), the
+ * whole operation in one kernel where the picked kernel has that form, and
  * each size's factor and check stages (gpursa_coop_epow.h) on FP64 or
  * 32-bit limbs. */
 #include "gpu/gpursa_cuda_kernels.h"
@@ -23,6 +24,15 @@ cudaError_t gpursa_cuda_launch_routed(int bits, const gpursa_cuda_args *a, cudaS
     }
 }
 
+cudaError_t gpursa_cuda_launch_fused(int bits, const gpursa_cuda_args *a, cudaStream_t s)
+{
+    switch (gpursa_route_pick(bits, a->load, a->shared != 0, a->fp64 != 0)) {
+    case GPURSA_KERNEL_3072FW: return gpursa_cuda_fused_3072_fpw(a, s);
+    case GPURSA_KERNEL_4096F:  return gpursa_cuda_fused_4096_fp(a, s);
+    default:                   return cudaErrorNotSupported;
+    }
+}
+
 int gpursa_cuda_route_regs(gpursa_kernel k)
 {
     switch (k) {
@@ -33,10 +43,12 @@ int gpursa_cuda_route_regs(gpursa_kernel k)
     case GPURSA_KERNEL_2048F2: return gpursa_cuda_regs_2048_fp2();
     case GPURSA_KERNEL_3072:   return gpursa_cuda_regs_3072_int();
     case GPURSA_KERNEL_3072FN: return gpursa_cuda_regs_3072_fpn();
-    case GPURSA_KERNEL_3072FW: return gpursa_cuda_regs_3072_fpw();
+    /* a fused kernel (gpursa_cuda_launch_fused) runs in place of the CRT kernel:
+     * both must load (this also allows their shared memory) */
+    case GPURSA_KERNEL_3072FW: return gpursa_cuda_fused_regs_3072_fpw() ? gpursa_cuda_regs_3072_fpw() : 0;
     case GPURSA_KERNEL_4096:   return gpursa_cuda_regs_4096_int();
     case GPURSA_KERNEL_4096FN: return gpursa_cuda_regs_4096_fpn();
-    case GPURSA_KERNEL_4096F:  return gpursa_cuda_regs_4096_fp();
+    case GPURSA_KERNEL_4096F:  return gpursa_cuda_fused_regs_4096_fp() ? gpursa_cuda_regs_4096_fp() : 0;
     default:                   return 0;
     }
 }

@@ -37,6 +37,14 @@
  * it is); the test hook that skips an item; lanes past the end storing
  * nothing. Under memcheck (GPURSA_TEST_CT) both stages on secret r, o and
  * status words.
+ *
+ * In the shapes that also build the whole operation as one kernel (fused:
+ * gpu/gpursa_coop_fused.h): OK and c^d mod n for random and edge c and r
+ * (r = 1, n - 1) under keys of e = 65537 and e = 3 in one warp; BADINPUT and
+ * a zero result for c, r or rinv >= n and for r rinv != 1; a fault (the
+ * preset) and a zero result for the item whose result the test hook makes
+ * >= n; the skipped item's words untouched; lanes past the end storing
+ * nothing.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -55,6 +63,7 @@ extern "C" {
 #include "tests/gpu/gpu_testutil.h"
 }
 #include "gpu/gpursa_coop_epow.h"
+#include "gpu/gpursa_coop_fused.h"
 
 /* The shapes that only the constant-time tests take (tests/gpu/Makefile.am):
  * RSA-2048's FP64 lanes with a 3-bit window (the option's other width: the
@@ -458,6 +467,19 @@ static void epow_run(batch *b, int check, int32_t skip, uint32_t first, uint32_t
 /* What an item of the check stage is given */
 enum { EP_GOOD, EP_WRONG_P, EP_WRONG_Q, EP_WRONG, EP_BLINDED, EP_PRESET, EP_BADINPUT, EP_OK_BEFORE };
 
+/* ---- the whole operation in one kernel (gpursa_coop_fused.h), where S::fused ------------ */
+static constexpr bool FUSED = S::fused;
+/* the item's own shape wherever the whole modulus fits its lanes as one group
+ * (the constant-time test runs the fused item on its RSA-2048 FP64 shape) */
+typedef std::conditional<(4 * S::T <= 32), S, gpursa_shape_2048f>::type SU;
+
+static gpursa_fused_args fused_args;
+
+static void fused_lane(uint32_t tid)
+{
+    gpursa_fused<SU>::gpursa_fused_item(&fused_args, tid);
+}
+
 #ifndef GPURSA_TEST_CT
 static void make_input(mpz_t c, const gt_rsa_key *kk, int k)
 {
@@ -711,6 +733,100 @@ START_TEST(test_epow_skip)
 {
     static const int kinds[] = { EP_GOOD };
     run_check(kinds, 1, PER_WARP + 1, _i ? PER_WARP : 0);
+}
+END_TEST
+
+/* What an item of the fused kernel is given */
+enum { FU_GOOD, FU_C_BIG, FU_R_BIG, FU_RINV_WRONG, FU_RINV_BIG, FU_CORRUPT, FU_SKIP };
+
+/* Item i of kind kinds[i % nk], key i % keys_n, c an edge or random, r random
+ * (or the edges 1 and n - 1): GOOD gives OK and c^d mod n; an input out of
+ * range or a wrong r^-1 gives BADINPUT and a zero result; the corrupted item
+ * (n added to its result) a fault (the preset) and a zero result; the
+ * skipped item keeps its words. */
+static void run_fused(const int *kinds, int nk, int count)
+{
+    batch b;
+    mpz_t c, r, rinv, want, got;
+    int32_t skip = -1, corrupt = -1;
+    mpz_inits(c, r, rinv, want, got, NULL);
+    gt_batch_init(&b, count, (uint32_t)(count + PER_WARP), NL);
+    for (int i = 0; i < count; i++) {
+        const gt_rsa_key *kk = &keys[i % keys_n];
+        const int kind = kinds[i % nk];
+        b.keys[i] = kds[i % keys_n];
+        make_input(c, kk, i < 6 ? i : 100 + i);
+        if (i == 1)
+            mpz_set_ui(r, 1);
+        else if (i == 2)
+            mpz_sub_ui(r, kk->n, 1);
+        else
+            do
+                mpz_urandomm(r, gt_rand, kk->n);
+            while (!mpz_invert(rinv, r, kk->n));
+        ck_assert(mpz_invert(rinv, r, kk->n));
+        if (kind == FU_C_BIG)
+            mpz_add_ui(c, kk->n, (unsigned long)i);
+        if (kind == FU_R_BIG)
+            mpz_add_ui(r, kk->n, 3);
+        if (kind == FU_RINV_WRONG)
+            mpz_add_ui(rinv, rinv, 1);
+        if (kind == FU_RINV_BIG)
+            mpz_add_ui(rinv, kk->n, 7);
+        if (kind == FU_SKIP && skip < 0)
+            skip = i;
+        if (kind == FU_CORRUPT && corrupt < 0)
+            corrupt = i;
+        gt_soa_set(b.in, &b, i, c);
+        gt_soa_set(b.r, &b, i, r);
+        gt_soa_set(b.rinv, &b, i, rinv);
+        b.status[i] = (int32_t)GPURSA_DEV_ST_PRESET;
+    }
+    fused_args.keys = b.keys;
+    fused_args.in = b.in;
+    fused_args.r = b.r;
+    fused_args.rinv = b.rinv;
+    fused_args.out = b.out;
+    fused_args.status = b.status;
+    fused_args.count = (uint32_t)count;
+    fused_args.stride = b.stride;
+    fused_args.test_skip = skip;
+    fused_args.test_corrupt = corrupt;
+    emu_lane_fn = fused_lane;
+    for (uint32_t i = 0; i < ((uint32_t)count + PER_WARP - 1) / PER_WARP * PER_WARP; i++)
+        emu_run_item(NULL, i / PER_WARP, i % PER_WARP);
+    emu_lane_fn = NULL;
+    for (int i = 0; i < count; i++) {
+        const gt_rsa_key *kk = &keys[i % keys_n];
+        const int kind = kinds[i % nk];
+        const uint32_t st = (uint32_t)b.status[i];
+        gt_soa_get(got, b.out, &b, i);
+        gt_soa_get(c, b.in, &b, i);
+        if (i == skip) {
+            ck_assert_msg(st == GPURSA_DEV_ST_PRESET, "fused, skipped item %d: status %#x", i, st);
+            continue;
+        }
+        if (kind == FU_GOOD || kind == FU_SKIP || (kind == FU_CORRUPT && i != corrupt)) {
+            mpz_powm(want, c, kk->d, kk->n);
+            ck_assert_msg(st == GPURSA_DEV_ST_OK && mpz_cmp(got, want) == 0,
+                          "fused, item %d (key %d): status %#x, %s result", i, i % keys_n, st,
+                          mpz_cmp(got, want) ? "wrong" : "right");
+            continue;
+        }
+        ck_assert_msg(mpz_sgn(got) == 0, "fused, item %d (kind %d): a result", i, kind);
+        ck_assert_msg(st == (i == corrupt ? GPURSA_DEV_ST_PRESET : GPURSA_DEV_ST_BADINPUT),
+                      "fused, item %d (kind %d): status %#x", i, kind, st);
+    }
+    ck_assert_int_eq(gt_batch_first_written(&b, count), -1);
+    gt_batch_free(&b);
+    mpz_clears(c, r, rinv, want, got, NULL);
+}
+
+START_TEST(test_fused)
+{
+    static const int kinds[] = { FU_GOOD, FU_GOOD, FU_GOOD, FU_C_BIG, FU_GOOD, FU_R_BIG, FU_SKIP,
+                                 FU_RINV_WRONG, FU_GOOD, FU_CORRUPT, FU_RINV_BIG, FU_GOOD };
+    run_fused(kinds, 12, scaled ? PER_WARP + 1 : PER_WARP * 2 + 1);
 }
 END_TEST
 
@@ -988,6 +1104,8 @@ int main(void)
         tcase_add_test(tc, test_epow_check);
         tcase_add_loop_test(tc, test_epow_skip, 0, 2);
     }
+    if (FUSED)
+        tcase_add_test(tc, test_fused);
     if (S::fp64) {
         tcase_add_test(tc, test_fp_prod);
         tcase_add_test(tc, test_fp_settle);
@@ -1133,6 +1251,57 @@ START_TEST(test_ct_fp_mont)
 }
 END_TEST
 
+/* The whole operation in one kernel (gpursa_coop_fused.h) on the program's
+ * RSA-2048 FP64 shape, one item: r, rinv and the key secret, the status word,
+ * the result and the rinv R_n it leaves marked public only after the run. */
+START_TEST(test_ct_fused)
+{
+    gpursa_rsa_keydata *priv = (gpursa_rsa_keydata *)malloc(sizeof(*priv));
+    const gt_rsa_key *kk = &keys[0];
+    const size_t words = (size_t)NL * 2;
+    batch b;
+    mpz_t r, rinv, c, want, got;
+    ck_assert_ptr_nonnull(priv);
+    memcpy(priv, kds[0], sizeof(*priv));
+    gt_mark_key_secret(priv);
+    mpz_inits(r, rinv, c, want, got, NULL);
+    batch_init(&b, 1);
+    b.keys[0] = priv;
+    do
+        mpz_urandomm(r, gt_rand, kk->n);
+    while (!mpz_invert(rinv, r, kk->n));
+    mpz_urandomm(c, gt_rand, kk->n);
+    gt_soa_set(b.r, &b, 0, r);
+    gt_soa_set(b.rinv, &b, 0, rinv);
+    gt_soa_set(b.in, &b, 0, c);
+    b.status[0] = (int32_t)GPURSA_DEV_ST_PRESET;
+    SECRET(b.r, words * 4);
+    SECRET(b.rinv, words * 4);
+    fused_args.keys = b.keys;
+    fused_args.in = b.in;
+    fused_args.r = b.r;
+    fused_args.rinv = b.rinv;
+    fused_args.out = b.out;
+    fused_args.status = b.status;
+    fused_args.count = 1;
+    fused_args.stride = b.stride;
+    fused_args.test_skip = -1;
+    fused_args.test_corrupt = -1;
+    emu_lane_fn = fused_lane;
+    emu_run_item(NULL, 0, 0);
+    emu_lane_fn = NULL;
+    gt_mark_batch_public(&b);
+    mpz_powm(want, c, kk->d, kk->n);
+    gt_soa_get(got, b.out, &b, 0);
+    ck_assert_int_eq(b.status[0], (int32_t)GPURSA_DEV_ST_OK);
+    ck_assert_msg(mpz_cmp(got, want) == 0, "fused: wrong result");
+    gt_batch_free(&b);
+    gpursa_keyconv_cleanse(priv, sizeof(*priv));
+    free(priv);
+    mpz_clears(r, rinv, c, want, got, NULL);
+}
+END_TEST
+
 /* No fork: memcheck then follows the one process. With
  * GPURSA_TEST_CT_MONT (the FP64 lane shapes other than RSA-2048's 4-lane one) only
  * the multiplication and squaring: a whole operation of 3072 or 4096 bits
@@ -1154,6 +1323,8 @@ int main(void)
         tcase_add_test(tc, test_ct_fp_mont);
     if (S::epow)
         tcase_add_test(tc, test_ct_epow);
+    if (std::is_same<S, gpursa_shape_2048f>::value)   /* the same code at every shape */
+        tcase_add_test(tc, test_ct_fused);
 #ifndef GPURSA_TEST_CT_MONT
     tcase_add_loop_test(tc, test_ct, 0, 1);
     if (getenv("GPURSA_CT_ALL_KEYS") != NULL)       /* ~90 s more under memcheck */
